@@ -1,0 +1,204 @@
+package apisim
+
+import (
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/kinformer/kinformer/object"
+)
+
+// Faults injects the failures an informer must survive. Every method is safe to call
+// while the server is serving; each takes effect on the next request or event.
+type Faults struct {
+	mu sync.Mutex
+
+	failCount  int // requests still to fail
+	failCode   int
+	failAfter  time.Duration
+	failFilter func(*http.Request) bool
+
+	delay time.Duration
+
+	cutAfter  int  // watch streams end after this many more events (0: off)
+	cutAbrupt bool // abort the connection instead of ending cleanly
+
+	malformed    int // frames still to replace with garbage
+	unknownEvent int // frames still to send with an unknown event type
+	stall        bool
+
+	refuseStreamingList bool
+	dropInitialEnd      bool
+	forbid              map[string]bool
+}
+
+// FailRequests answers the next count requests that match (nil: all but watches) with
+// code, carrying Retry-After when retryAfter > 0 (429s always carry a hint of at least
+// 1 s, as the real apiserver's do).
+func (f *Faults) FailRequests(count, code int, retryAfter time.Duration, match func(*http.Request) bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.failCount, f.failCode, f.failAfter, f.failFilter = count, code, retryAfter, match
+}
+
+// Delay makes every request wait d before it is served.
+func (f *Faults) Delay(d time.Duration) {
+	f.mu.Lock()
+	f.delay = d
+	f.mu.Unlock()
+}
+
+// CutWatches ends every watch stream after it has sent n more events: cleanly (the
+// chunked body ends) or abruptly (the connection is aborted mid-stream). n <= 0 turns it off.
+func (f *Faults) CutWatches(n int, abrupt bool) {
+	f.mu.Lock()
+	f.cutAfter, f.cutAbrupt = n, abrupt
+	f.mu.Unlock()
+}
+
+// InjectMalformedFrames replaces the next n watch events (across streams) with bytes that
+// are not JSON.
+func (f *Faults) InjectMalformedFrames(n int) {
+	f.mu.Lock()
+	f.malformed = n
+	f.mu.Unlock()
+}
+
+// InjectUnknownEvents sends the next n watch events with the type "SURPRISE".
+func (f *Faults) InjectUnknownEvents(n int) {
+	f.mu.Lock()
+	f.unknownEvent = n
+	f.mu.Unlock()
+}
+
+// StallWatches makes open watch streams go silent (no events, no bookmarks) while on,
+// like a connection a load balancer dropped without closing it.
+func (f *Faults) StallWatches(on bool) {
+	f.mu.Lock()
+	f.stall = on
+	f.mu.Unlock()
+}
+
+// RefuseStreamingList answers sendInitialEvents watches with 422, as a server without
+// the WatchList feature does.
+func (f *Faults) RefuseStreamingList(on bool) {
+	f.mu.Lock()
+	f.refuseStreamingList = on
+	f.mu.Unlock()
+}
+
+// DropInitialEventsEnd omits the bookmark that ends a streaming list's initial events.
+func (f *Faults) DropInitialEventsEnd(on bool) {
+	f.mu.Lock()
+	f.dropInitialEnd = on
+	f.mu.Unlock()
+}
+
+// Forbid answers every request on resource (plural name) with 403 while on.
+func (f *Faults) Forbid(resource string, on bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.forbid == nil {
+		f.forbid = map[string]bool{}
+	}
+	f.forbid[resource] = on
+}
+
+// before applies delays and request failures.
+func (f *Faults) before(r *http.Request) error {
+	f.mu.Lock()
+	delay := f.delay
+	var err error
+	isWatch := r.URL.Query().Get("watch") == "1" || r.URL.Query().Get("watch") == "true"
+	matches := f.failFilter != nil && f.failFilter(r) || f.failFilter == nil && !isWatch
+	if f.failCount > 0 && matches {
+		f.failCount--
+		se := object.NewStatusError(int32(f.failCode), reasonFor(f.failCode), "injected failure")
+		retry := f.failAfter
+		if f.failCode == http.StatusTooManyRequests && retry < time.Second {
+			retry = time.Second
+		}
+		if retry > 0 {
+			se.RetryAfter = retry
+			se.Status.Details = &object.StatusDetails{RetryAfterSeconds: int32(retry / time.Second)}
+		}
+		err = se
+	}
+	f.mu.Unlock()
+	if delay > 0 {
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+		}
+	}
+	return err
+}
+
+func (f *Faults) forbidden(resource string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.forbid[resource] {
+		return object.NewStatusError(http.StatusForbidden, object.ReasonForbidden,
+			"%s is forbidden: injected by the simulator", resource)
+	}
+	return nil
+}
+
+func reasonFor(code int) object.StatusReason {
+	switch code {
+	case http.StatusTooManyRequests:
+		return object.ReasonTooManyRequests
+	case http.StatusGone:
+		return object.ReasonExpired
+	case http.StatusForbidden:
+		return object.ReasonForbidden
+	case http.StatusUnauthorized:
+		return object.ReasonUnauthorized
+	case http.StatusGatewayTimeout:
+		return object.ReasonTimeout
+	}
+	return object.ReasonInternalError
+}
+
+// frameFault says what to do with the next watch event of a stream.
+type frameFault int
+
+const (
+	frameOK frameFault = iota
+	frameMalformed
+	frameUnknown
+)
+
+func (f *Faults) nextFrame() frameFault {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case f.malformed > 0:
+		f.malformed--
+		return frameMalformed
+	case f.unknownEvent > 0:
+		f.unknownEvent--
+		return frameUnknown
+	}
+	return frameOK
+}
+
+func (f *Faults) watchCut() (int, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.cutAfter, f.cutAbrupt
+}
+
+func (f *Faults) stalled() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.stall
+}
+
+func (f *Faults) streamingList() (refuse, dropEnd bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.refuseStreamingList, f.dropInitialEnd
+}

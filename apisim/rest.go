@@ -1,0 +1,355 @@
+package apisim
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/kinformer/kinformer/object"
+)
+
+func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, req apiRequest) {
+	q := r.URL.Query()
+	var err error
+	switch {
+	case r.Method == http.MethodGet && req.name == "" && (q.Get("watch") == "1" || q.Get("watch") == "true"):
+		err = s.serveWatch(w, r, req)
+	case r.Method == http.MethodGet && req.name == "":
+		err = s.serveList(w, r, req)
+	case r.Method == http.MethodGet:
+		err = s.serveGet(w, req)
+	case r.Method == http.MethodPost && req.name == "":
+		err = s.serveCreate(w, r, req)
+	case r.Method == http.MethodPut && req.name != "":
+		err = s.serveWrite(w, r, req, false)
+	case r.Method == http.MethodPatch && req.name != "":
+		err = s.serveWrite(w, r, req, true)
+	case r.Method == http.MethodDelete && req.name != "":
+		err = s.serveDelete(w, r, req)
+	default:
+		err = object.NewStatusError(http.StatusMethodNotAllowed, object.ReasonMethodNotAllowed,
+			"the server does not allow this method on the requested resource")
+	}
+	if err != nil {
+		writeError(w, err)
+	}
+}
+
+func (s *Server) key(req apiRequest) string { return object.KeyFor(req.namespace, req.name) }
+
+func (s *Server) serveGet(w http.ResponseWriter, req apiRequest) error {
+	s.store.mu.Lock()
+	rec := s.store.objects[typeKey(req.typ.Group, req.typ.Resource)][s.key(req)]
+	s.store.mu.Unlock()
+	if rec == nil {
+		return object.NewNotFound(req.typ.Resource, req.name)
+	}
+	if req.sub == "scale" {
+		writeJSON(w, http.StatusOK, scaleOf(req.typ, rec.obj))
+		return nil
+	}
+	writeRaw(w, http.StatusOK, rec.data)
+	return nil
+}
+
+func readBody(r *http.Request) (map[string]any, error) {
+	b, err := io.ReadAll(io.LimitReader(r.Body, 3<<20))
+	if err != nil {
+		return nil, badRequest("reading the request body: %v", err)
+	}
+	return decodeObject(b)
+}
+
+func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, req apiRequest) error {
+	obj, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	m := meta(obj)
+	if ns := str(m, "namespace"); ns != "" && req.namespace != "" && ns != req.namespace {
+		return badRequest("the namespace of the provided object (%s) does not match the namespace of the request (%s)", ns, req.namespace)
+	}
+	if req.typ.Namespaced {
+		if req.namespace == "" {
+			return badRequest("a namespace is required to create %s", req.typ.Resource)
+		}
+		m["namespace"] = req.namespace
+	} else {
+		delete(m, "namespace")
+	}
+	if str(m, "name") == "" && str(m, "generateName") != "" {
+		m["name"] = str(m, "generateName") + randomSuffix()
+	}
+	name := str(m, "name")
+	if err := validateName(name); err != nil {
+		return invalid("%s %q is invalid: metadata.name: %v", req.typ.Kind, name, err)
+	}
+	obj["kind"], obj["apiVersion"] = req.typ.Kind, req.typ.groupVersion()
+	m["uid"] = s.newUID()
+	m["creationTimestamp"] = s.opts.Now().UTC().Format("2006-01-02T15:04:05Z")
+	m["generation"] = json.Number("1")
+	delete(m, "deletionTimestamp")
+	if req.typ.Status {
+		delete(obj, "status")
+		if req.typ.Kind == "Pod" {
+			obj["status"] = map[string]any{"phase": "Pending"}
+		}
+	}
+	key := object.KeyFor(str(m, "namespace"), name)
+	tk := typeKey(req.typ.Group, req.typ.Resource)
+	s.store.mu.Lock()
+	defer s.store.mu.Unlock()
+	if s.store.objects[tk][key] != nil {
+		return object.NewAlreadyExists(req.typ.Resource, name)
+	}
+	m["resourceVersion"] = strconv.FormatInt(s.store.rev+1, 10)
+	rec := encode(obj)
+	s.store.commit(tk, key, nil, rec)
+	writeRaw(w, http.StatusCreated, rec.data)
+	return nil
+}
+
+// serveWrite handles PUT and PATCH on an object, its /status or its /scale.
+func (s *Server) serveWrite(w http.ResponseWriter, r *http.Request, req apiRequest, patch bool) error {
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	if patch {
+		ct, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";")
+		switch ct {
+		case "application/merge-patch+json", "application/strategic-merge-patch+json":
+			// Strategic merge is served as a plain merge patch: lists are replaced whole.
+		default:
+			return object.NewStatusError(http.StatusUnsupportedMediaType, object.ReasonUnsupportedMedia,
+				"the simulator accepts merge patches only, not %q", ct)
+		}
+	}
+	tk := typeKey(req.typ.Group, req.typ.Resource)
+	key := s.key(req)
+	s.store.mu.Lock()
+	defer s.store.mu.Unlock()
+	cur := s.store.objects[tk][key]
+	if cur == nil {
+		return object.NewNotFound(req.typ.Resource, req.name)
+	}
+	var next map[string]any
+	switch {
+	case req.sub == "scale":
+		next, err = applyScale(req.typ, cur.obj, body, patch)
+	case patch:
+		next = mergePatch(cur.obj, body).(map[string]any)
+	default:
+		next = body
+	}
+	if err != nil {
+		return err
+	}
+	nm, cm := meta(next), meta(cur.obj)
+	if rv := str(nm, "resourceVersion"); rv != "" && rv != str(cm, "resourceVersion") {
+		return object.NewConflict(req.typ.Resource, req.name, "the object has been modified; please apply your changes to the latest version and try again")
+	}
+	if uid := str(nm, "uid"); uid != "" && uid != str(cm, "uid") {
+		return object.NewConflict(req.typ.Resource, req.name, "the UID in the object does not match the stored object")
+	}
+	if n := str(nm, "name"); n != "" && n != req.name {
+		return badRequest("the name of the object (%s) does not match the name on the URL (%s)", n, req.name)
+	}
+	next = s.prepareUpdate(req, cur.obj, next)
+	if equalJSON(next, cur.obj) { // a no-op write keeps the resourceVersion, as in Kubernetes
+		s.serveWritten(w, req, cur)
+		return nil
+	}
+	if del := meta(next)["deletionTimestamp"]; del != nil && len(finalizers(next)) == 0 {
+		// The last finalizer is gone: the pending delete completes now.
+		meta(next)["resourceVersion"] = strconv.FormatInt(s.store.rev+1, 10)
+		rec := encode(next)
+		s.store.commit(tk, key, cur, nil)
+		s.store.history[len(s.store.history)-1].tomb = rec
+		s.serveWritten(w, req, rec)
+		return nil
+	}
+	meta(next)["resourceVersion"] = strconv.FormatInt(s.store.rev+1, 10)
+	rec := encode(next)
+	s.store.commit(tk, key, cur, rec)
+	s.serveWritten(w, req, rec)
+	return nil
+}
+
+func (s *Server) serveWritten(w http.ResponseWriter, req apiRequest, rec *record) {
+	if req.sub == "scale" {
+		writeJSON(w, http.StatusOK, scaleOf(req.typ, rec.obj))
+		return
+	}
+	writeRaw(w, http.StatusOK, rec.data)
+}
+
+// prepareUpdate applies the server-owned rules to an update: identity and system metadata
+// stay, a main-resource write keeps the status and a /status write changes only the
+// status, and the generation grows when the spec changes.
+func (s *Server) prepareUpdate(req apiRequest, cur, next map[string]any) map[string]any {
+	next = copyObject(next)
+	nm, cm := meta(next), meta(cur)
+	for _, k := range []string{"uid", "creationTimestamp", "namespace", "name", "generation", "deletionTimestamp"} {
+		if v, ok := cm[k]; ok {
+			nm[k] = v
+		} else {
+			delete(nm, k)
+		}
+	}
+	next["kind"], next["apiVersion"] = cur["kind"], cur["apiVersion"]
+	if req.typ.Status {
+		if req.sub == "status" {
+			status := next["status"]
+			next = copyObject(cur)
+			if status == nil {
+				delete(next, "status")
+			} else {
+				next["status"] = status
+			}
+			return next
+		}
+		if st, ok := cur["status"]; ok {
+			next["status"] = st
+		} else {
+			delete(next, "status")
+		}
+	}
+	if !equalJSON(withoutMetaStatus(cur), withoutMetaStatus(next)) {
+		g, _ := strconv.ParseInt(fmt.Sprint(cm["generation"]), 10, 64)
+		nm["generation"] = json.Number(strconv.FormatInt(g+1, 10))
+	}
+	return next
+}
+
+func withoutMetaStatus(obj map[string]any) map[string]any {
+	out := make(map[string]any, len(obj))
+	for k, v := range obj {
+		if k != "metadata" && k != "status" {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func finalizers(obj map[string]any) []any {
+	f, _ := meta(obj)["finalizers"].([]any)
+	return f
+}
+
+func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, req apiRequest) error {
+	var opts struct {
+		Preconditions *struct {
+			UID             string `json:"uid"`
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"preconditions"`
+	}
+	if b, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20)); len(strings.TrimSpace(string(b))) > 0 {
+		if err := json.Unmarshal(b, &opts); err != nil {
+			return badRequest("invalid DeleteOptions: %v", err)
+		}
+	}
+	tk := typeKey(req.typ.Group, req.typ.Resource)
+	key := s.key(req)
+	s.store.mu.Lock()
+	defer s.store.mu.Unlock()
+	cur := s.store.objects[tk][key]
+	if cur == nil {
+		return object.NewNotFound(req.typ.Resource, req.name)
+	}
+	cm := meta(cur.obj)
+	if p := opts.Preconditions; p != nil {
+		if p.UID != "" && p.UID != str(cm, "uid") {
+			return object.NewConflict(req.typ.Resource, req.name, fmt.Sprintf("Precondition failed: UID in precondition: %s, UID in object meta: %s", p.UID, str(cm, "uid")))
+		}
+		if p.ResourceVersion != "" && p.ResourceVersion != str(cm, "resourceVersion") {
+			return object.NewConflict(req.typ.Resource, req.name, fmt.Sprintf("Precondition failed: ResourceVersion in precondition: %s, ResourceVersion in object meta: %s", p.ResourceVersion, str(cm, "resourceVersion")))
+		}
+	}
+	next := copyObject(cur.obj)
+	nm := meta(next)
+	nm["resourceVersion"] = strconv.FormatInt(s.store.rev+1, 10)
+	if len(finalizers(cur.obj)) > 0 {
+		// Finalizers hold the object: mark it, and delete it when the last one is removed.
+		if cm["deletionTimestamp"] != nil {
+			writeRaw(w, http.StatusAccepted, cur.data)
+			return nil
+		}
+		nm["deletionTimestamp"] = s.opts.Now().UTC().Format("2006-01-02T15:04:05Z")
+		rec := encode(next)
+		s.store.commit(tk, key, cur, rec)
+		writeRaw(w, http.StatusAccepted, rec.data)
+		return nil
+	}
+	rec := encode(next)
+	s.store.commit(tk, key, cur, nil)
+	s.store.history[len(s.store.history)-1].tomb = rec
+	writeRaw(w, http.StatusOK, rec.data)
+	return nil
+}
+
+func (s *Server) newUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}
+
+func randomSuffix() string {
+	const alphabet = "bcdfghjklmnpqrstvwxz2456789"
+	var b [5]byte
+	_, _ = rand.Read(b[:])
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return string(b[:])
+}
+
+// validateName checks a DNS-1123 subdomain, what most resources require.
+func validateName(name string) error {
+	if name == "" {
+		return fmt.Errorf("name or generateName is required")
+	}
+	if len(name) > 253 {
+		return fmt.Errorf("must be no more than 253 characters")
+	}
+	for i, c := range name {
+		ok := c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || (c == '-' || c == '.') && i > 0 && i < len(name)-1
+		if !ok {
+			return fmt.Errorf("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character")
+		}
+	}
+	return nil
+}
+
+// continueToken is the opaque continue parameter: the snapshot revision and the last key
+// served.
+type continueToken struct {
+	Rev   int64  `json:"rv"`
+	Start string `json:"start"`
+}
+
+func encodeContinue(t continueToken) string {
+	b, _ := json.Marshal(t)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeContinue(s string) (continueToken, error) {
+	var t continueToken
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err == nil {
+		err = json.Unmarshal(b, &t)
+	}
+	if err != nil || t.Rev <= 0 {
+		return t, badRequest("invalid continue token")
+	}
+	return t, nil
+}

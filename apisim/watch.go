@@ -1,0 +1,278 @@
+package apisim
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/kinformer/kinformer/object"
+)
+
+// eventSink is where a watch writes its frames: a chunked HTTP body or a websocket.
+type eventSink interface {
+	write(frame []byte) error
+	// end finishes the stream cleanly (abrupt=false) or cuts the connection (abrupt=true).
+	end(abrupt bool)
+}
+
+type chunkedSink struct {
+	w http.ResponseWriter
+	f http.Flusher
+}
+
+func (c *chunkedSink) write(frame []byte) error {
+	if _, err := c.w.Write(frame); err != nil {
+		return err
+	}
+	c.f.Flush()
+	return nil
+}
+
+func (c *chunkedSink) end(abrupt bool) {
+	if abrupt {
+		// net/http aborts the connection without the terminating chunk.
+		panic(http.ErrAbortHandler)
+	}
+}
+
+type wsSink struct{ conn *websocket.Conn }
+
+func (s *wsSink) write(frame []byte) error {
+	_ = s.conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	return s.conn.WriteMessage(websocket.TextMessage, frame)
+}
+
+func (s *wsSink) end(abrupt bool) {
+	if !abrupt {
+		_ = s.conn.WriteControl(websocket.CloseMessage,
+			websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
+	}
+	_ = s.conn.Close()
+}
+
+// watchStart is where a watch begins: the initial objects to send as ADDED (a streaming
+// list, or resourceVersion "0"), and the revision after which changes are streamed.
+type watchStart struct {
+	initial    []keyed
+	from       int64
+	initialEnd bool // send the initial-events-end bookmark after the initial objects
+	expired    bool // the requested revision is compacted: answer with a 410 ERROR event
+}
+
+func (s *Server) planWatch(r *http.Request, tk string) (watchStart, error) {
+	q := r.URL.Query()
+	rv := q.Get("resourceVersion")
+	s.store.mu.Lock()
+	defer s.store.mu.Unlock()
+	if q.Get("sendInitialEvents") == "true" {
+		if refuse, _ := s.faults.streamingList(); refuse {
+			return watchStart{}, invalid("sendInitialEvents: Forbidden: sendInitialEvents is not supported by this server")
+		}
+		if q.Get("allowWatchBookmarks") != "true" || q.Get("resourceVersionMatch") != "NotOlderThan" {
+			return watchStart{}, invalid("sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled, allowWatchBookmarks=true and resourceVersionMatch=NotOlderThan")
+		}
+		return watchStart{initial: s.store.snapshot(tk, s.store.rev), from: s.store.rev, initialEnd: true}, nil
+	}
+	switch rv {
+	case "":
+		return watchStart{from: s.store.rev}, nil
+	case "0":
+		return watchStart{initial: s.store.snapshot(tk, s.store.rev), from: s.store.rev}, nil
+	}
+	n, err := strconv.ParseInt(rv, 10, 64)
+	if err != nil {
+		return watchStart{}, badRequest("invalid resourceVersion %q", rv)
+	}
+	return watchStart{from: n, expired: n < s.store.compacted}, nil
+}
+
+// serveWatch streams changes: initial objects if asked, then every change after the start
+// revision that passes the filter, with bookmarks and faults, until timeoutSeconds, the
+// client leaves, or the server closes.
+func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, req apiRequest) error {
+	f, err := s.parseFilter(r, req)
+	if err != nil {
+		return err
+	}
+	tk := typeKey(req.typ.Group, req.typ.Resource)
+	start, err := s.planWatch(r, tk)
+	if err != nil {
+		return err
+	}
+	if !s.enter() {
+		return object.NewStatusError(http.StatusServiceUnavailable, object.ReasonInternalError, "the server is shutting down")
+	}
+	defer s.wg.Done()
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	stopOnClose := context.AfterFunc(s.ctx, cancel)
+	defer stopOnClose()
+	var sink eventSink
+	if websocket.IsWebSocketUpgrade(r) {
+		up := websocket.Upgrader{CheckOrigin: func(r *http.Request) bool { return r.Header.Get("Origin") != "" }}
+		conn, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			return nil // the upgrader has answered
+		}
+		go func() { // a websocket is closed by the client's read side; watch for it
+			for {
+				if _, _, err := conn.ReadMessage(); err != nil {
+					cancel()
+					return
+				}
+			}
+		}()
+		sink = &wsSink{conn: conn}
+		defer conn.Close()
+	} else {
+		fl, ok := w.(http.Flusher)
+		if !ok {
+			return badRequest("streaming is not supported by this connection")
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		fl.Flush()
+		sink = &chunkedSink{w: w, f: fl}
+	}
+	ws := &watchStream{s: s, sink: sink, typ: req.typ, tk: tk, filter: f,
+		bookmarks: r.URL.Query().Get("allowWatchBookmarks") == "true"}
+	if secs, _ := strconv.ParseInt(r.URL.Query().Get("timeoutSeconds"), 10, 64); secs > 0 {
+		var c2 context.CancelFunc
+		ctx, c2 = context.WithTimeout(ctx, time.Duration(secs)*time.Second)
+		defer c2()
+	}
+	ws.run(ctx, start)
+	return nil
+}
+
+type watchStream struct {
+	s         *Server
+	sink      eventSink
+	typ       ResourceType
+	tk        string
+	filter    filter
+	bookmarks bool
+	sent      int
+}
+
+func (ws *watchStream) run(ctx context.Context, start watchStart) {
+	if start.expired {
+		ws.sendError(object.NewExpired("too old resource version: " + strconv.FormatInt(start.from, 10)))
+		ws.sink.end(false)
+		return
+	}
+	for _, it := range start.initial {
+		if ws.filter.matches(it.rec.obj) && !ws.send("ADDED", it.rec.data) {
+			return
+		}
+	}
+	if start.initialEnd {
+		if _, drop := ws.s.faults.streamingList(); !drop && !ws.sendBookmark(start.from, true) {
+			return
+		}
+	}
+	from := start.from
+	ticker := time.NewTicker(ws.s.opts.BookmarkInterval)
+	defer ticker.Stop()
+	for {
+		if !ws.s.faults.stalled() {
+			ws.s.store.mu.Lock()
+			changes, current, compacted, notify := ws.s.store.since(from), ws.s.store.rev, ws.s.store.compacted, ws.s.store.notify
+			ws.s.store.mu.Unlock()
+			if from < compacted {
+				// The stream fell further behind than the history reaches.
+				ws.sendError(object.NewExpired("too old resource version: " + strconv.FormatInt(from, 10)))
+				ws.sink.end(false)
+				return
+			}
+			for _, c := range changes {
+				if typ, data := ws.eventFor(c); typ != "" && !ws.send(typ, data) {
+					return
+				}
+			}
+			from = max(from, current)
+			select {
+			case <-notify:
+				continue
+			case <-ticker.C:
+				if ws.bookmarks && !ws.sendBookmark(from, false) {
+					return
+				}
+				continue
+			case <-ctx.Done():
+				ws.sink.end(false)
+				return
+			}
+		}
+		select { // stalled: say nothing until the fault is lifted
+		case <-ticker.C:
+		case <-ctx.Done():
+			ws.sink.end(false)
+			return
+		}
+	}
+}
+
+// eventFor turns a change into the event this watch sees: label changes that move an
+// object into or out of the selector become ADDED or DELETED, as in Kubernetes.
+func (ws *watchStream) eventFor(c change) (string, []byte) {
+	if c.resource != ws.tk {
+		return "", nil
+	}
+	was := c.prev != nil && ws.filter.matches(c.prev.obj)
+	is := c.next != nil && ws.filter.matches(c.next.obj)
+	switch {
+	case c.next == nil && was:
+		return "DELETED", c.tomb.data
+	case was && is:
+		return "MODIFIED", c.next.data
+	case is:
+		return "ADDED", c.next.data
+	case was:
+		return "DELETED", c.next.data
+	}
+	return "", nil
+}
+
+// send writes one event, applying frame faults and stream cuts. It reports whether the
+// stream goes on.
+func (ws *watchStream) send(typ string, data []byte) bool {
+	var frame []byte
+	switch ws.s.faults.nextFrame() {
+	case frameMalformed:
+		frame = []byte(`{"type":"` + typ + `","object":{this is not json}}` + "\n")
+	case frameUnknown:
+		frame = append(append([]byte(`{"type":"SURPRISE","object":`), data...), "}\n"...)
+	default:
+		frame = make([]byte, 0, len(data)+32)
+		frame = append(append(append(frame, `{"type":"`+typ+`","object":`...), data...), "}\n"...)
+	}
+	if ws.sink.write(frame) != nil {
+		return false
+	}
+	ws.sent++
+	if n, abrupt := ws.s.faults.watchCut(); n > 0 && ws.sent >= n {
+		ws.sink.end(abrupt)
+		return false
+	}
+	return true
+}
+
+func (ws *watchStream) sendBookmark(rev int64, initialEnd bool) bool {
+	m := map[string]any{"resourceVersion": strconv.FormatInt(rev, 10), "creationTimestamp": nil}
+	if initialEnd {
+		m["annotations"] = map[string]string{"k8s.io/initial-events-end": "true"}
+	}
+	b, _ := json.Marshal(map[string]any{"kind": ws.typ.Kind, "apiVersion": ws.typ.groupVersion(), "metadata": m})
+	frame := append(append([]byte(`{"type":"BOOKMARK","object":`), b...), "}\n"...)
+	return ws.sink.write(frame) == nil
+}
+
+func (ws *watchStream) sendError(e *object.StatusError) {
+	b, _ := json.Marshal(e.Status)
+	_ = ws.sink.write(append(append([]byte(`{"type":"ERROR","object":`), b...), "}\n"...))
+}

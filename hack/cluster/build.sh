@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Builds the real control plane (kube-apiserver and etcd) from the Go module proxy into a
+# cache directory outside the checkout, keyed by version, so fresh clones reuse the binaries.
+# Idempotent: a binary that is already in the cache is not rebuilt.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+bin=${KINFORMER_BIN_DIR:-$HOME/.cache/kinformer/bin}
+kube_version=$(awk '$1=="require" && $2=="k8s.io/kubernetes" {print $3}' "$here/apiserver/go.mod")
+etcd_version=$(awk '$1=="require" && $2=="go.etcd.io/etcd/server/v3" {print $3}' "$here/etcd/go.mod")
+mkdir -p "$bin"
+
+build() { # module-dir package output
+  local out=$3
+  if [ -x "$out" ]; then return 0; fi
+  echo "building $(basename "$out") (first time only; several minutes)..." >&2
+  (cd "$1" && CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$out.tmp" "$2")
+  mv "$out.tmp" "$out"
+}
+
+build "$here/etcd" go.etcd.io/etcd/server/v3 "$bin/etcd-$etcd_version"
+build "$here/apiserver" k8s.io/kubernetes/cmd/kube-apiserver "$bin/kube-apiserver-$kube_version"
+ln -sf "etcd-$etcd_version" "$bin/etcd"
+ln -sf "kube-apiserver-$kube_version" "$bin/kube-apiserver"
+echo "$bin"

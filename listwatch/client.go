@@ -1,0 +1,250 @@
+package listwatch
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kinformer/kinformer/object"
+)
+
+// Client talks to one apiserver: it builds URLs, authenticates, limits its request rate,
+// retries what the server asks it to retry, and turns error responses into
+// *object.StatusError. It is safe for concurrent use.
+type Client struct {
+	cfg        Config
+	base       *url.URL
+	http       *http.Client
+	auth       *authenticator
+	limiter    *tokenBucket // nil: unlimited
+	maxRetries int
+	userAgent  string
+	transport  *http.Transport // its TLS and dialer serve the websocket watch too
+
+	disco discoveryCache
+}
+
+// New builds a Client from cfg.
+func New(cfg *Config) (*Client, error) {
+	base, err := cfg.validate()
+	if err != nil {
+		return nil, err
+	}
+	var exec *execProvider
+	if cfg.Exec != nil {
+		if err := cfg.Exec.validate(); err != nil {
+			return nil, err
+		}
+		exec = newExecProvider(cfg.Exec, cfg.Host)
+	}
+	tc, err := tlsConfig(cfg, exec)
+	if err != nil {
+		return nil, err
+	}
+	transport, err := newTransport(cfg, tc)
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{
+		cfg:        *cfg,
+		base:       base,
+		http:       &http.Client{Transport: transport},
+		transport:  transport,
+		auth:       &authenticator{token: cfg.BearerToken, tokenFile: cfg.BearerTokenFile, exec: exec},
+		maxRetries: cfg.MaxRetries,
+		userAgent:  cfg.UserAgent,
+	}
+	if c.maxRetries == 0 {
+		c.maxRetries = DefaultMaxRetries
+	}
+	if c.userAgent == "" {
+		c.userAgent = "kinformer"
+	}
+	switch {
+	case cfg.QPS > 0:
+		c.limiter = newTokenBucket(cfg.QPS, cfg.Burst)
+	case cfg.QPS == 0:
+		burst := cfg.Burst
+		if burst == 0 {
+			burst = DefaultBurst
+		}
+		c.limiter = newTokenBucket(DefaultQPS, burst)
+	}
+	return c, nil
+}
+
+// Config returns the configuration the client was built from.
+func (c *Client) Config() Config { return c.cfg }
+
+// CloseIdleConnections releases pooled connections (call it when done with the client).
+func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
+
+// request is one API call.
+type request struct {
+	method      string
+	path        string
+	query       url.Values
+	body        []byte
+	contentType string
+}
+
+func (c *Client) url(path string, query url.Values) string {
+	u := *c.base
+	u.Path = strings.TrimSuffix(u.Path, "/") + path
+	u.RawQuery = query.Encode()
+	return u.String()
+}
+
+// Do performs a non-watch request and returns the response body. It waits for the rate
+// limiter, applies Config.Timeout, and retries 429s and 5xx answers carrying Retry-After.
+func (c *Client) do(ctx context.Context, r request) ([]byte, error) {
+	if c.limiter != nil {
+		if err := c.limiter.Wait(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if c.cfg.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.cfg.Timeout)
+		defer cancel()
+	}
+	resp, err := c.send(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: reading response: %w", r.method, r.path, err)
+	}
+	return b, nil
+}
+
+// send performs r, retrying as the server directs, and returns a 2xx response with its
+// body unread, or an error (a *object.StatusError for error answers).
+func (c *Client) send(ctx context.Context, r request) (*http.Response, error) {
+	retriedAuth := false
+	for attempt := 0; ; attempt++ {
+		req, err := http.NewRequestWithContext(ctx, r.method, c.url(r.path, r.query), bytes.NewReader(r.body))
+		if err != nil {
+			return nil, err
+		}
+		if err := c.setHeaders(ctx, req.Header); err != nil {
+			return nil, err
+		}
+		if r.contentType != "" {
+			req.Header.Set("Content-Type", r.contentType)
+		}
+		resp, err := c.http.Do(req)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("%s %s: %w", r.method, c.url(r.path, r.query), err)
+		}
+		if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+			return resp, nil
+		}
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		resp.Body.Close()
+		serr := statusFromResponse(resp, body)
+		if resp.StatusCode == http.StatusUnauthorized && !retriedAuth && c.auth.unauthorized() {
+			retriedAuth = true
+			continue
+		}
+		wait, retry := retryDelay(resp.StatusCode, serr)
+		if !retry || attempt >= c.maxRetries || c.maxRetries < 0 {
+			return nil, serr
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		}
+	}
+}
+
+func (c *Client) setHeaders(ctx context.Context, h http.Header) error {
+	h.Set("Accept", "application/json")
+	h.Set("User-Agent", c.userAgent)
+	auth, err := c.auth.header(ctx)
+	if err != nil {
+		return err
+	}
+	if auth != "" {
+		h.Set("Authorization", auth)
+	}
+	return nil
+}
+
+// retryDelay says whether and when to retry: always for 429 (1 s without a hint), and for
+// 5xx only when the server sent Retry-After (it is then known to be transient).
+func retryDelay(code int, serr *object.StatusError) (time.Duration, bool) {
+	d, hinted := object.RetryAfter(serr)
+	switch {
+	case code == http.StatusTooManyRequests && !hinted:
+		return time.Second, true
+	case code == http.StatusTooManyRequests, code >= 500 && hinted:
+		return d, true
+	}
+	return 0, false
+}
+
+// statusFromResponse turns an error answer into a StatusError: the body's Status when it
+// has one, else a Status made from the code and the body's text.
+func statusFromResponse(resp *http.Response, body []byte) *object.StatusError {
+	var s object.Status
+	if json.Unmarshal(body, &s) != nil || s.Kind != "Status" {
+		msg := strings.TrimSpace(string(body))
+		if len(msg) > 256 {
+			msg = msg[:256] + "..."
+		}
+		if msg == "" {
+			msg = http.StatusText(resp.StatusCode)
+		}
+		s = object.Status{Status: "Failure", Message: msg, Code: int32(resp.StatusCode), Reason: reasonForCode(resp.StatusCode)}
+	}
+	if s.Code == 0 {
+		s.Code = int32(resp.StatusCode)
+	}
+	se := &object.StatusError{Status: s}
+	if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs >= 0 {
+		se.RetryAfter = time.Duration(secs) * time.Second
+	}
+	return se
+}
+
+func reasonForCode(code int) object.StatusReason {
+	switch code {
+	case http.StatusNotFound:
+		return object.ReasonNotFound
+	case http.StatusConflict:
+		return object.ReasonConflict
+	case http.StatusGone:
+		return object.ReasonGone
+	case http.StatusTooManyRequests:
+		return object.ReasonTooManyRequests
+	case http.StatusForbidden:
+		return object.ReasonForbidden
+	case http.StatusUnauthorized:
+		return object.ReasonUnauthorized
+	case http.StatusUnprocessableEntity:
+		return object.ReasonInvalid
+	case http.StatusBadRequest:
+		return object.ReasonBadRequest
+	case http.StatusMethodNotAllowed:
+		return object.ReasonMethodNotAllowed
+	case http.StatusGatewayTimeout:
+		return object.ReasonTimeout
+	}
+	return object.ReasonInternalError
+}

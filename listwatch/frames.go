@@ -1,0 +1,169 @@
+package listwatch
+
+import (
+	"errors"
+	"fmt"
+	"io"
+)
+
+// DefaultMaxFrameSize bounds one watch event. The apiserver limits an object to about
+// 1.5 MiB in etcd, so 16 MiB leaves room for any real object while stopping a broken or
+// hostile stream from growing the buffer without end.
+const DefaultMaxFrameSize = 16 << 20
+
+// FrameError reports a watch stream that cannot be decoded. The stream ends with it.
+type FrameError struct {
+	Offset int64  // byte offset of the frame in the stream
+	Reason string // what was wrong
+	Frame  []byte // the start of the offending frame (at most 256 bytes), for logs
+	Err    error  // underlying error, if any
+}
+
+func (e *FrameError) Error() string {
+	msg := fmt.Sprintf("watch stream: malformed frame at byte %d: %s", e.Offset, e.Reason)
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	if len(e.Frame) > 0 {
+		msg += fmt.Sprintf(" (frame starts %q)", e.Frame)
+	}
+	return msg
+}
+
+func (e *FrameError) Unwrap() error { return e.Err }
+
+// ErrFrameTooLarge is wrapped by the FrameError of a frame over the size limit.
+var ErrFrameTooLarge = errors.New("frame exceeds the maximum size")
+
+// frameReader splits a byte stream into top-level JSON objects. It does not rely on chunk
+// or line boundaries: it tracks string and nesting state byte by byte, so a frame may
+// arrive in any number of reads and several frames may share one. It never holds more
+// than one frame (plus one read) in memory.
+type frameReader struct {
+	r   io.Reader
+	max int
+
+	buf        []byte
+	start, end int // unconsumed data is buf[start:end]
+	offset     int64
+	err        error // sticky read error
+}
+
+func newFrameReader(r io.Reader, max int) *frameReader {
+	if max <= 0 {
+		max = DefaultMaxFrameSize
+	}
+	return &frameReader{r: r, max: max, buf: make([]byte, 32<<10)}
+}
+
+// next returns the next frame. The slice is valid until the following call. At a clean
+// end between frames it returns io.EOF.
+func (f *frameReader) next() ([]byte, error) {
+	// Skip white space between frames.
+	for {
+		for f.start < f.end && isJSONSpace(f.buf[f.start]) {
+			f.start++
+			f.offset++
+		}
+		if f.start < f.end {
+			break
+		}
+		if err := f.fill(); err != nil {
+			return nil, err
+		}
+	}
+	if f.buf[f.start] != '{' {
+		return nil, f.malformed("expected '{' to open an event", nil, f.end)
+	}
+	var (
+		i        = f.start // scan position
+		depth    = 0
+		inString = false
+		escaped  = false
+	)
+	for {
+		for ; i < f.end; i++ {
+			c := f.buf[i]
+			switch {
+			case inString && escaped:
+				escaped = false
+			case inString && c == '\\':
+				escaped = true
+			case inString && c == '"':
+				inString = false
+			case inString:
+			case c == '"':
+				inString = true
+			case c == '{' || c == '[':
+				depth++
+			case c == '}' || c == ']':
+				depth--
+				if depth == 0 {
+					if i+1-f.start > f.max {
+						return nil, f.malformed("too large", ErrFrameTooLarge, f.start+256)
+					}
+					frame := f.buf[f.start : i+1]
+					f.offset += int64(len(frame))
+					f.start = i + 1
+					return frame, nil
+				}
+			}
+		}
+		if i-f.start >= f.max {
+			return nil, f.malformed("too large", ErrFrameTooLarge, f.start+256)
+		}
+		// Need more input: move the partial frame to the front, grow if full, read.
+		shift := f.start
+		if err := f.fill(); err != nil {
+			if err == io.EOF {
+				return nil, f.malformed("stream ended inside a frame", io.ErrUnexpectedEOF, f.end)
+			}
+			return nil, err
+		}
+		i -= shift - f.start
+	}
+}
+
+// fill reads more data, compacting and growing the buffer as needed (never past max plus
+// one read). It returns the sticky error once no data is left.
+func (f *frameReader) fill() error {
+	if f.err != nil {
+		return f.err
+	}
+	if f.start > 0 {
+		copy(f.buf, f.buf[f.start:f.end])
+		f.end -= f.start
+		f.start = 0
+	}
+	if f.end == len(f.buf) {
+		n := 2 * len(f.buf)
+		if limit := f.max + 32<<10; n > limit {
+			n = limit
+		}
+		if n <= len(f.buf) {
+			return &FrameError{Offset: f.offset, Reason: "too large", Err: ErrFrameTooLarge}
+		}
+		grown := make([]byte, n)
+		copy(grown, f.buf[:f.end])
+		f.buf = grown
+	}
+	n, err := f.r.Read(f.buf[f.end:])
+	f.end += n
+	if err != nil {
+		f.err = err
+		if n > 0 {
+			return nil
+		}
+		return err
+	}
+	return nil
+}
+
+func (f *frameReader) malformed(reason string, err error, upto int) *FrameError {
+	end := min(upto, f.end, f.start+256)
+	fe := &FrameError{Offset: f.offset, Reason: reason, Err: err, Frame: append([]byte(nil), f.buf[f.start:end]...)}
+	f.err = fe // the stream cannot be resynchronised after a bad frame
+	return fe
+}
+
+func isJSONSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\r' || c == '\t' }

@@ -1,0 +1,157 @@
+package listwatch
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kinformer/kinformer/object"
+)
+
+func readFrames(r io.Reader, max int) ([]string, error) {
+	fr := newFrameReader(r, max)
+	var out []string
+	for {
+		f, err := fr.next()
+		if err != nil {
+			if err == io.EOF {
+				return out, nil
+			}
+			return out, err
+		}
+		out = append(out, string(f))
+	}
+}
+
+func TestFrameReaderSplitsAnyChunking(t *testing.T) {
+	stream := `{"type":"ADDED","object":{"metadata":{"name":"a}{\"b"}}}` + "\n" +
+		`  {"type":"MODIFIED","object":{"data":{"k":"[{\\\"}}","list":[1,{"x":[]}]}}}` +
+		`{"type":"DELETED","object":{}}` + "\r\n\t"
+	want := []string{
+		`{"type":"ADDED","object":{"metadata":{"name":"a}{\"b"}}}`,
+		`{"type":"MODIFIED","object":{"data":{"k":"[{\\\"}}","list":[1,{"x":[]}]}}}`,
+		`{"type":"DELETED","object":{}}`,
+	}
+	readers := map[string]func() io.Reader{
+		"whole":      func() io.Reader { return strings.NewReader(stream) },
+		"one byte":   func() io.Reader { return iotest.OneByteReader(strings.NewReader(stream)) },
+		"half reads": func() io.Reader { return iotest.HalfReader(strings.NewReader(stream)) },
+		"data+EOF":   func() io.Reader { return iotest.DataErrReader(strings.NewReader(stream)) },
+	}
+	for name, mk := range readers {
+		t.Run(name, func(t *testing.T) {
+			got, err := readFrames(mk(), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(want, got); d != "" {
+				t.Errorf("frames (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestFrameReaderGrowsForLargeFrames(t *testing.T) {
+	big := `{"type":"ADDED","object":{"data":"` + strings.Repeat("x", 200<<10) + `"}}`
+	got, err := readFrames(iotest.HalfReader(strings.NewReader(big+big)), 1<<20)
+	if err != nil || len(got) != 2 || got[0] != big {
+		t.Fatalf("got %d frames, err %v", len(got), err)
+	}
+}
+
+func TestFrameReaderErrors(t *testing.T) {
+	tests := []struct {
+		name   string
+		stream string
+		max    int
+		frames int
+		is     error
+		reason string
+	}{
+		{name: "not an object", stream: `{"type":"ADDED","object":{}} [1,2]`, frames: 1, reason: "expected '{'"},
+		{name: "truncated", stream: `{"type":"ADDED","object":{"a":`, is: io.ErrUnexpectedEOF},
+		{name: "too large", stream: `{"type":"ADDED","object":{"data":"` + strings.Repeat("y", 4096) + `"}}`, max: 1024, is: ErrFrameTooLarge},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := readFrames(strings.NewReader(tt.stream), tt.max)
+			var fe *FrameError
+			if !errors.As(err, &fe) {
+				t.Fatalf("error = %v, want a *FrameError", err)
+			}
+			if len(got) != tt.frames {
+				t.Errorf("%d frames before the error, want %d", len(got), tt.frames)
+			}
+			if tt.is != nil && !errors.Is(err, tt.is) {
+				t.Errorf("error %v does not wrap %v", err, tt.is)
+			}
+			if !strings.Contains(err.Error(), tt.reason) {
+				t.Errorf("error %q does not say %q", err, tt.reason)
+			}
+		})
+	}
+}
+
+func TestDecodeEvent(t *testing.T) {
+	tests := []struct {
+		frame   string
+		typ     EventType
+		name    string
+		wantErr func(error) bool
+	}{
+		{frame: `{"type":"ADDED","object":{"metadata":{"name":"p"}}}`, typ: Added, name: "p"},
+		{frame: `{"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"9"}}}`, typ: Bookmark},
+		{frame: `{"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired","message":"too old resource version"}}`,
+			wantErr: object.IsGone},
+		{frame: `{"type":"SURPRISE","object":{}}`, wantErr: func(err error) bool { var u *UnknownEventError; return errors.As(err, &u) }},
+		{frame: `{"type":"ADDED"}`, wantErr: isFrameError},
+		{frame: `{"type":"ADDED","object":{this is not json}}`, wantErr: isFrameError},
+		{frame: `{"type":"ADDED","object":{"metadata":{"name":7}}}`, wantErr: isFrameError},
+	}
+	for _, tt := range tests {
+		ev, err := decodeEvent[*object.Pod]([]byte(tt.frame))
+		if tt.wantErr != nil {
+			if err == nil || !tt.wantErr(err) {
+				t.Errorf("%s: error = %v", tt.frame, err)
+			}
+			continue
+		}
+		if err != nil || ev.Type != tt.typ || ev.Object.Name != tt.name {
+			t.Errorf("%s: got %v %+v, %v", tt.frame, ev.Type, ev.Object, err)
+		}
+	}
+}
+
+func isFrameError(err error) bool { var fe *FrameError; return errors.As(err, &fe) }
+
+// FuzzWatchDecoder feeds arbitrary bytes through the frame reader and event decoder: they
+// must never panic, never loop, and every frame they accept must be exactly one JSON object.
+func FuzzWatchDecoder(f *testing.F) {
+	for _, seed := range []string{
+		`{"type":"ADDED","object":{"metadata":{"name":"a"}}}`,
+		`{"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"1"}}}{"type":"DELETED","object":{}}`,
+		`{"type":"ERROR","object":{"kind":"Status","code":410}}`,
+		`{"a":"\"}"}`, `{`, `}`, `{"type":"ADDED","object":{x}}`, "\n\n", `[]`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fr := newFrameReader(iotest.OneByteReader(bytes.NewReader(data)), 4096)
+		for i := 0; i <= len(data); i++ {
+			frame, err := fr.next()
+			if err != nil {
+				return
+			}
+			if len(frame) == 0 || frame[0] != '{' || frame[len(frame)-1] != '}' {
+				t.Fatalf("frame %q is not an object", frame)
+			}
+			_, _ = decodeEvent[*object.Raw](frame)
+		}
+		t.Fatalf("more frames than bytes in %q", data)
+	})
+}

@@ -1,0 +1,117 @@
+package listwatch
+
+import (
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// ListOptions are the query parameters of a list.
+type ListOptions struct {
+	LabelSelector string
+	FieldSelector string
+	// ResourceVersion "" asks for the most recent state (a consistent read), "0" for any
+	// state (served from the watch cache), and a number for a state at least that new.
+	ResourceVersion string
+	// ResourceVersionMatch is "", "NotOlderThan" or "Exact".
+	ResourceVersionMatch string
+	// Limit is the page size (0: all at once); Continue is the token of the next page.
+	Limit    int64
+	Continue string
+	// TimeoutSeconds bounds the request on the server side.
+	TimeoutSeconds int64
+}
+
+func (o ListOptions) query() url.Values {
+	q := url.Values{}
+	set(q, "labelSelector", o.LabelSelector)
+	set(q, "fieldSelector", o.FieldSelector)
+	set(q, "resourceVersion", o.ResourceVersion)
+	set(q, "resourceVersionMatch", o.ResourceVersionMatch)
+	set(q, "continue", o.Continue)
+	if o.Limit > 0 {
+		q.Set("limit", strconv.FormatInt(o.Limit, 10))
+	}
+	if o.TimeoutSeconds > 0 {
+		q.Set("timeoutSeconds", strconv.FormatInt(o.TimeoutSeconds, 10))
+	}
+	return q
+}
+
+// WatchOptions are the query parameters of a watch, and how to carry it.
+type WatchOptions struct {
+	LabelSelector string
+	FieldSelector string
+	// ResourceVersion to start from: the list's resourceVersion, so nothing between the
+	// list and the watch is lost. "" starts at "now" and "0" at "any".
+	ResourceVersion      string
+	ResourceVersionMatch string
+	// AllowBookmarks asks for BOOKMARK events, which carry the newest resourceVersion.
+	AllowBookmarks bool
+	// TimeoutSeconds asks the server to end the stream cleanly after that long.
+	TimeoutSeconds int64
+	// SendInitialEvents asks for a streaming list: ADDED for every existing object, then a
+	// bookmark annotated InitialEventsEndAnnotation. Needs AllowBookmarks and
+	// ResourceVersionMatch "NotOlderThan".
+	SendInitialEvents bool
+
+	// IdleTimeout ends the stream with ErrIdleTimeout when no event arrives for this long;
+	// with bookmarks on, a live stream is never silent for more than about a minute.
+	IdleTimeout time.Duration
+	// WebSocket carries the watch over a websocket (one event per text message) instead
+	// of a chunked HTTP body.
+	WebSocket bool
+	// MaxFrameSize bounds one event (0: DefaultMaxFrameSize).
+	MaxFrameSize int
+}
+
+func (o WatchOptions) query() url.Values {
+	q := url.Values{"watch": {"1"}}
+	set(q, "labelSelector", o.LabelSelector)
+	set(q, "fieldSelector", o.FieldSelector)
+	set(q, "resourceVersion", o.ResourceVersion)
+	set(q, "resourceVersionMatch", o.ResourceVersionMatch)
+	if o.AllowBookmarks {
+		q.Set("allowWatchBookmarks", "true")
+	}
+	if o.TimeoutSeconds > 0 {
+		q.Set("timeoutSeconds", strconv.FormatInt(o.TimeoutSeconds, 10))
+	}
+	if o.SendInitialEvents {
+		q.Set("sendInitialEvents", "true")
+		// The server requires the parameter to be present even when empty.
+		q.Set("resourceVersion", o.ResourceVersion)
+	}
+	return q
+}
+
+func set(q url.Values, k, v string) {
+	if v != "" {
+		q.Set(k, v)
+	}
+}
+
+// PatchType is the content type of a patch.
+type PatchType string
+
+// Patch types the apiserver accepts.
+const (
+	MergePatch     PatchType = "application/merge-patch+json"
+	JSONPatch      PatchType = "application/json-patch+json"
+	StrategicPatch PatchType = "application/strategic-merge-patch+json"
+)
+
+// DeleteOptions are the body of a delete.
+type DeleteOptions struct {
+	// Preconditions make the delete fail with a Conflict when the object changed.
+	Preconditions *Preconditions `json:"preconditions,omitempty"`
+	// PropagationPolicy is "Orphan", "Background" or "Foreground".
+	PropagationPolicy  string `json:"propagationPolicy,omitempty"`
+	GracePeriodSeconds *int64 `json:"gracePeriodSeconds,omitempty"`
+}
+
+// Preconditions must hold for a delete to proceed.
+type Preconditions struct {
+	UID             string `json:"uid,omitempty"`
+	ResourceVersion string `json:"resourceVersion,omitempty"`
+}

@@ -1,0 +1,134 @@
+package listwatch
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/net/http2"
+)
+
+// tlsConfig builds the client TLS configuration: server verification on unless Insecure,
+// the configured CA, and the client certificate (static, or from an exec plugin on each
+// handshake so a refreshed certificate is picked up).
+func tlsConfig(cfg *Config, exec *execProvider) (*tls.Config, error) {
+	tc := &tls.Config{
+		MinVersion:         tls.VersionTLS12,
+		InsecureSkipVerify: cfg.TLS.Insecure, //nolint:gosec // only when the kubeconfig asks for it
+		ServerName:         cfg.TLS.ServerName,
+	}
+	if len(cfg.TLS.CAData) > 0 {
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(cfg.TLS.CAData) {
+			return nil, fmt.Errorf("the certificate authority data holds no PEM certificate")
+		}
+		tc.RootCAs = pool
+	}
+	if len(cfg.TLS.CertData) > 0 {
+		cert, err := tls.X509KeyPair(cfg.TLS.CertData, cfg.TLS.KeyData)
+		if err != nil {
+			return nil, fmt.Errorf("client certificate: %w", err)
+		}
+		tc.Certificates = []tls.Certificate{cert}
+	} else if exec != nil {
+		tc.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+			_, cert, err := exec.credential(context.Background())
+			if err != nil || cert == nil {
+				return &tls.Certificate{}, err
+			}
+			return cert, nil
+		}
+	}
+	return tc, nil
+}
+
+// newTransport builds the HTTP transport: HTTP/2 with ping health checks over TLS (one
+// connection multiplexes every watch), HTTP/1.1 chunked streams otherwise.
+func newTransport(cfg *Config, tc *tls.Config) (*http.Transport, error) {
+	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+	t := &http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		DialContext:         dialer.DialContext,
+		TLSClientConfig:     tc,
+		TLSHandshakeTimeout: 10 * time.Second,
+		MaxIdleConnsPerHost: 25,
+		IdleConnTimeout:     90 * time.Second,
+	}
+	if cfg.DisableHTTP2 {
+		return t, nil
+	}
+	t2, err := http2.ConfigureTransports(t)
+	if err != nil {
+		return nil, fmt.Errorf("configuring HTTP/2: %w", err)
+	}
+	t2.ReadIdleTimeout = orDefault(cfg.HTTP2ReadIdleTimeout, 30*time.Second)
+	t2.PingTimeout = orDefault(cfg.HTTP2PingTimeout, 15*time.Second)
+	return t, nil
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
+}
+
+// authenticator adds the Authorization header: a static token, a token file (re-read at
+// most once a minute) or an exec plugin's token.
+type authenticator struct {
+	token     string
+	tokenFile string
+	exec      *execProvider
+
+	mu        sync.Mutex
+	fileToken string
+	readAt    time.Time
+}
+
+func (a *authenticator) header(ctx context.Context) (string, error) {
+	switch {
+	case a.token != "":
+		return "Bearer " + a.token, nil
+	case a.tokenFile != "":
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if a.fileToken == "" || time.Since(a.readAt) > time.Minute {
+			b, err := os.ReadFile(a.tokenFile)
+			if err != nil {
+				return "", fmt.Errorf("reading token file: %w", err)
+			}
+			a.fileToken, a.readAt = strings.TrimSpace(string(b)), time.Now()
+		}
+		return "Bearer " + a.fileToken, nil
+	case a.exec != nil:
+		tok, _, err := a.exec.credential(ctx)
+		if err != nil || tok == "" {
+			return "", err
+		}
+		return "Bearer " + tok, nil
+	}
+	return "", nil
+}
+
+// unauthorized is called after a 401: drop credentials that may have been rotated.
+// It reports whether a retry may succeed.
+func (a *authenticator) unauthorized() bool {
+	switch {
+	case a.exec != nil && a.token == "" && a.tokenFile == "":
+		a.exec.invalidate()
+		return true
+	case a.tokenFile != "":
+		a.mu.Lock()
+		a.fileToken = ""
+		a.mu.Unlock()
+		return true
+	}
+	return false
+}

@@ -1,0 +1,174 @@
+package listwatch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kinformer/kinformer/object"
+)
+
+// EventType is the type of a watch event.
+type EventType string
+
+// The event types of the watch protocol.
+const (
+	Added    EventType = "ADDED"
+	Modified EventType = "MODIFIED"
+	Deleted  EventType = "DELETED"
+	Bookmark EventType = "BOOKMARK"
+	Error    EventType = "ERROR"
+)
+
+// InitialEventsEndAnnotation marks the bookmark that ends a streaming list's initial events.
+const InitialEventsEndAnnotation = "k8s.io/initial-events-end"
+
+// Event is one decoded watch event. For a Bookmark, Object carries only the resourceVersion
+// (and, at the end of a streaming list's initial events, InitialEventsEndAnnotation).
+type Event[T any] struct {
+	Type   EventType
+	Object T
+}
+
+// UnknownEventError reports an event type outside the protocol. The stream ends with it.
+type UnknownEventError struct{ Type string }
+
+func (e *UnknownEventError) Error() string {
+	return fmt.Sprintf("watch stream: unknown event type %q", e.Type)
+}
+
+// ErrIdleTimeout ends a watch that received nothing (not even a bookmark) for longer than
+// WatchOptions.IdleTimeout: the connection is presumed dead.
+var ErrIdleTimeout = errors.New("watch stream: idle timeout, no event received")
+
+// frameSource yields raw event frames: a chunked HTTP body or websocket messages.
+type frameSource interface {
+	next() ([]byte, error)
+	close() error
+}
+
+// Watch is an open watch stream of objects of type T. Next returns its events one by one;
+// it is not safe for concurrent Next calls, but Close may be called from any goroutine.
+type Watch[T any] struct {
+	ctx  context.Context
+	src  frameSource
+	idle time.Duration
+
+	timer     *time.Timer
+	timedOut  atomic.Bool
+	closeOnce sync.Once
+	err       error
+}
+
+func newWatch[T any](ctx context.Context, src frameSource, idle time.Duration) *Watch[T] {
+	w := &Watch[T]{ctx: ctx, src: src, idle: idle}
+	if idle > 0 {
+		w.timer = time.AfterFunc(idle, func() {
+			w.timedOut.Store(true)
+			_ = w.src.close() // unblocks the pending read
+		})
+	}
+	return w
+}
+
+// Next blocks for the next event. It returns io.EOF when the server ended the stream
+// cleanly (timeoutSeconds passed), the server's *object.StatusError for an ERROR event
+// (object.IsGone tells a 410), *FrameError or *UnknownEventError for a bad stream,
+// ErrIdleTimeout, or the context's error. After any error the stream is closed and every
+// later call returns the same error.
+func (w *Watch[T]) Next() (Event[T], error) {
+	if w.err != nil {
+		return Event[T]{}, w.err
+	}
+	ev, err := w.next()
+	if err != nil {
+		w.err = err
+		w.Close()
+	}
+	return ev, err
+}
+
+func (w *Watch[T]) next() (Event[T], error) {
+	frame, err := w.src.next()
+	switch {
+	case w.timedOut.Load():
+		return Event[T]{}, ErrIdleTimeout
+	case err != nil && w.ctx.Err() != nil:
+		return Event[T]{}, w.ctx.Err()
+	case err != nil:
+		return Event[T]{}, err
+	}
+	if w.timer != nil {
+		w.timer.Reset(w.idle)
+	}
+	return decodeEvent[T](frame)
+}
+
+// Close stops the stream and releases its connection.
+func (w *Watch[T]) Close() {
+	w.closeOnce.Do(func() {
+		if w.timer != nil {
+			w.timer.Stop()
+		}
+		_ = w.src.close()
+	})
+}
+
+type rawEvent struct {
+	Type   string          `json:"type"`
+	Object json.RawMessage `json:"object"`
+}
+
+// decodeEvent decodes one frame `{"type":...,"object":{...}}`.
+func decodeEvent[T any](frame []byte) (Event[T], error) {
+	var raw rawEvent
+	if err := json.Unmarshal(frame, &raw); err != nil {
+		return Event[T]{}, &FrameError{Reason: "invalid JSON", Err: err, Frame: head(frame)}
+	}
+	if len(raw.Object) == 0 || string(raw.Object) == "null" {
+		return Event[T]{}, &FrameError{Reason: fmt.Sprintf("%s event without an object", raw.Type), Frame: head(frame)}
+	}
+	switch t := EventType(raw.Type); t {
+	case Added, Modified, Deleted, Bookmark:
+		var obj T
+		if err := json.Unmarshal(raw.Object, &obj); err != nil {
+			return Event[T]{}, &FrameError{Reason: fmt.Sprintf("%s object does not decode", t), Err: err, Frame: head(frame)}
+		}
+		return Event[T]{Type: t, Object: obj}, nil
+	case Error:
+		var s object.Status
+		if err := json.Unmarshal(raw.Object, &s); err != nil {
+			return Event[T]{}, &FrameError{Reason: "ERROR event without a Status", Err: err, Frame: head(frame)}
+		}
+		return Event[T]{}, &object.StatusError{Status: s}
+	default:
+		return Event[T]{}, &UnknownEventError{Type: raw.Type}
+	}
+}
+
+func head(b []byte) []byte {
+	if len(b) > 256 {
+		b = b[:256]
+	}
+	return append([]byte(nil), b...)
+}
+
+// bodySource reads frames from a chunked HTTP response body. Closing cancels the request's
+// own context first: that tears down the stream even while a Read is blocked in it.
+type bodySource struct {
+	body   io.ReadCloser
+	frames *frameReader
+	cancel context.CancelFunc
+}
+
+func (s *bodySource) next() ([]byte, error) { return s.frames.next() }
+
+func (s *bodySource) close() error {
+	s.cancel()
+	return s.body.Close()
+}

@@ -1,0 +1,86 @@
+package listwatch
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/gorilla/websocket"
+)
+
+// wsSource reads watch events from a websocket: the apiserver sends each event as one
+// text message.
+type wsSource struct {
+	conn      *websocket.Conn
+	stop      func() bool // unregisters the close-on-cancel hook
+	closeOnce sync.Once
+}
+
+func (s *wsSource) next() ([]byte, error) {
+	for {
+		kind, msg, err := s.conn.ReadMessage()
+		if err != nil {
+			if websocket.IsCloseError(err, websocket.CloseNormalClosure) {
+				return nil, io.EOF
+			}
+			return nil, err
+		}
+		if kind != websocket.TextMessage && kind != websocket.BinaryMessage {
+			continue
+		}
+		if len(strings.TrimSpace(string(msg))) == 0 {
+			continue
+		}
+		return msg, nil
+	}
+}
+
+func (s *wsSource) close() error {
+	var err error
+	s.closeOnce.Do(func() {
+		s.stop()
+		err = s.conn.Close()
+	})
+	return err
+}
+
+// openWebSocket upgrades the watch URL to a websocket. kube-apiserver refuses the upgrade
+// with 403 unless the request carries an Origin header, whatever its value.
+func (c *Client) openWebSocket(ctx context.Context, path string, opts WatchOptions) (frameSource, error) {
+	u := *c.base
+	u.Scheme = map[string]string{"http": "ws", "https": "wss"}[u.Scheme]
+	u.Path = strings.TrimSuffix(u.Path, "/") + path
+	u.RawQuery = opts.query().Encode()
+	h := http.Header{}
+	if err := c.setHeaders(ctx, h); err != nil {
+		return nil, err
+	}
+	h.Set("Origin", c.base.Scheme+"://"+c.base.Host)
+	d := websocket.Dialer{
+		NetDialContext:   c.transport.DialContext,
+		TLSClientConfig:  c.transport.TLSClientConfig,
+		HandshakeTimeout: c.transport.TLSHandshakeTimeout,
+		Proxy:            c.transport.Proxy,
+	}
+	conn, resp, err := d.DialContext(ctx, u.String(), h)
+	if err != nil {
+		if resp != nil {
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusSwitchingProtocols {
+				return nil, statusFromResponse(resp, body)
+			}
+		}
+		return nil, fmt.Errorf("websocket watch %s: %w", u.Redacted(), err)
+	}
+	max := opts.MaxFrameSize
+	if max <= 0 {
+		max = DefaultMaxFrameSize
+	}
+	conn.SetReadLimit(int64(max))
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	return &wsSource{conn: conn, stop: stop}, nil
+}

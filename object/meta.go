@@ -1,0 +1,84 @@
+package object
+
+// TypeMeta names an object's kind and API version. Items inside a list carry neither.
+type TypeMeta struct {
+	APIVersion string `json:"apiVersion,omitempty"`
+	Kind       string `json:"kind,omitempty"`
+}
+
+// ObjectMeta is the metadata every persisted object has. Fields the engine does not read
+// (managedFields, selfLink, ...) are kept in Unknown and written back unchanged.
+type ObjectMeta struct {
+	Name                       string            `json:"name,omitempty"`
+	GenerateName               string            `json:"generateName,omitempty"`
+	Namespace                  string            `json:"namespace,omitempty"`
+	UID                        string            `json:"uid,omitempty"`
+	ResourceVersion            string            `json:"resourceVersion,omitempty"`
+	Generation                 int64             `json:"generation,omitempty"`
+	CreationTimestamp          Time              `json:"creationTimestamp"`
+	DeletionTimestamp          *Time             `json:"deletionTimestamp,omitempty"`
+	DeletionGracePeriodSeconds *int64            `json:"deletionGracePeriodSeconds,omitempty"`
+	Labels                     map[string]string `json:"labels,omitempty"`
+	Annotations                map[string]string `json:"annotations,omitempty"`
+	OwnerReferences            []OwnerReference  `json:"ownerReferences,omitempty"`
+	Finalizers                 []string          `json:"finalizers,omitempty"`
+
+	Unknown Unknown `json:"-"`
+}
+
+// Meta returns the metadata itself; through embedding it makes every typed object an Object.
+func (m *ObjectMeta) Meta() *ObjectMeta { return m }
+
+// MarshalJSON writes the modelled fields and every unknown member.
+func (m ObjectMeta) MarshalJSON() ([]byte, error) { return encodeKeeping(&m, m.Unknown) }
+
+// UnmarshalJSON reads the modelled fields and keeps the rest in Unknown.
+func (m *ObjectMeta) UnmarshalJSON(b []byte) error { return decodeKeeping(b, m, &m.Unknown) }
+
+// ListMeta is the metadata of a list response.
+type ListMeta struct {
+	ResourceVersion    string `json:"resourceVersion,omitempty"`
+	Continue           string `json:"continue,omitempty"`
+	RemainingItemCount *int64 `json:"remainingItemCount,omitempty"`
+}
+
+// Object is anything with ObjectMeta: every typed object of this package and Raw.
+//
+// Objects handed out by a cache are shared between all its readers and must be treated as
+// read-only; call DeepCopy before changing one.
+type Object interface {
+	Meta() *ObjectMeta
+}
+
+// OwnerReference points from a dependent to its owner. Controller marks the managing owner.
+type OwnerReference struct {
+	APIVersion         string `json:"apiVersion"`
+	Kind               string `json:"kind"`
+	Name               string `json:"name"`
+	UID                string `json:"uid"`
+	Controller         *bool  `json:"controller,omitempty"`
+	BlockOwnerDeletion *bool  `json:"blockOwnerDeletion,omitempty"`
+}
+
+// IsController reports whether the reference marks the managing controller.
+func (r OwnerReference) IsController() bool { return r.Controller != nil && *r.Controller }
+
+// ControllerRef returns the reference of the object's managing controller, or nil.
+func ControllerRef(m *ObjectMeta) *OwnerReference {
+	for i := range m.OwnerReferences {
+		if m.OwnerReferences[i].IsController() {
+			return &m.OwnerReferences[i]
+		}
+	}
+	return nil
+}
+
+// NewControllerRef builds the reference a controller puts on what it creates: controller
+// and blockOwnerDeletion set, as kube-controller-manager does.
+func NewControllerRef(owner *ObjectMeta, apiVersion, kind string) OwnerReference {
+	yes := true
+	return OwnerReference{
+		APIVersion: apiVersion, Kind: kind, Name: owner.Name, UID: owner.UID,
+		Controller: &yes, BlockOwnerDeletion: &yes,
+	}
+}

@@ -1,0 +1,105 @@
+package object
+
+import "encoding/json"
+
+// Pod is a core/v1 Pod with the fields the controllers read; the rest of its spec and
+// status is carried unchanged in the Unknown members.
+type Pod struct {
+	TypeMeta
+	ObjectMeta `json:"metadata"`
+	Spec       PodSpec   `json:"spec"`
+	Status     PodStatus `json:"status"`
+
+	Unknown Unknown `json:"-"`
+}
+
+// PodSpec models only nodeName (assigned or not); containers, volumes and the rest stay raw.
+type PodSpec struct {
+	NodeName string  `json:"nodeName,omitempty"`
+	Unknown  Unknown `json:"-"`
+}
+
+// PodPhase is the coarse lifecycle state of a pod.
+type PodPhase string
+
+// Pod phases.
+const (
+	PodPending   PodPhase = "Pending"
+	PodRunning   PodPhase = "Running"
+	PodSucceeded PodPhase = "Succeeded"
+	PodFailed    PodPhase = "Failed"
+	PodUnknown   PodPhase = "Unknown"
+)
+
+// PodStatus models the phase and conditions.
+type PodStatus struct {
+	Phase      PodPhase       `json:"phase,omitempty"`
+	Conditions []PodCondition `json:"conditions,omitempty"`
+	Unknown    Unknown        `json:"-"`
+}
+
+// PodCondition is one entry of status.conditions (Ready, PodScheduled, ...).
+type PodCondition struct {
+	Type               string  `json:"type"`
+	Status             string  `json:"status"`
+	LastTransitionTime Time    `json:"lastTransitionTime,omitzero"`
+	Reason             string  `json:"reason,omitempty"`
+	Message            string  `json:"message,omitempty"`
+	Unknown            Unknown `json:"-"`
+}
+
+// Condition returns the pod condition of the given type, or nil.
+func (p *Pod) Condition(t string) *PodCondition {
+	for i := range p.Status.Conditions {
+		if p.Status.Conditions[i].Type == t {
+			return &p.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// IsReady reports whether the pod's Ready condition is True.
+func (p *Pod) IsReady() bool {
+	c := p.Condition("Ready")
+	return c != nil && c.Status == "True"
+}
+
+// MarshalJSON writes the modelled fields and every unknown member.
+func (p Pod) MarshalJSON() ([]byte, error) { return encodeKeeping(&p, p.Unknown) }
+
+// UnmarshalJSON reads the modelled fields and keeps the rest.
+func (p *Pod) UnmarshalJSON(b []byte) error { return decodeKeeping(b, p, &p.Unknown) }
+
+// MarshalJSON writes the modelled fields and every unknown member.
+func (s PodSpec) MarshalJSON() ([]byte, error) { return encodeKeeping(&s, s.Unknown) }
+
+// UnmarshalJSON reads the modelled fields and keeps the rest.
+func (s *PodSpec) UnmarshalJSON(b []byte) error { return decodeKeeping(b, s, &s.Unknown) }
+
+// MarshalJSON writes the modelled fields and every unknown member.
+func (s PodStatus) MarshalJSON() ([]byte, error) { return encodeKeeping(&s, s.Unknown) }
+
+// UnmarshalJSON reads the modelled fields and keeps the rest.
+func (s *PodStatus) UnmarshalJSON(b []byte) error { return decodeKeeping(b, s, &s.Unknown) }
+
+// MarshalJSON writes the modelled fields and every unknown member.
+func (c PodCondition) MarshalJSON() ([]byte, error) { return encodeKeeping(&c, c.Unknown) }
+
+// UnmarshalJSON reads the modelled fields and keeps the rest.
+func (c *PodCondition) UnmarshalJSON(b []byte) error { return decodeKeeping(b, c, &c.Unknown) }
+
+// PodTemplateSpec is the pod template inside a ReplicaSet or Deployment. Its spec is kept
+// as raw JSON: controllers copy it, compare it and hash it, but never read into it.
+type PodTemplateSpec struct {
+	ObjectMeta `json:"metadata"`
+	Spec       json.RawMessage `json:"spec,omitempty"`
+	Unknown    Unknown         `json:"-"`
+}
+
+// MarshalJSON writes the modelled fields and every unknown member.
+func (t PodTemplateSpec) MarshalJSON() ([]byte, error) { return encodeKeeping(&t, t.Unknown) }
+
+// UnmarshalJSON reads the modelled fields and keeps the rest.
+func (t *PodTemplateSpec) UnmarshalJSON(b []byte) error {
+	return decodeKeeping(b, t, &t.Unknown)
+}

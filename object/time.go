@@ -1,0 +1,43 @@
+package object
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Time is a timestamp as the Kubernetes API writes it: RFC 3339 in UTC with second
+// precision, and null when unset.
+type Time struct{ time.Time }
+
+// Now returns the current time truncated to what the API keeps.
+func Now() Time { return Time{time.Now().UTC().Truncate(time.Second)} }
+
+// MarshalJSON writes null for the zero time, as the apiserver does for creationTimestamp.
+func (t Time) MarshalJSON() ([]byte, error) {
+	if t.IsZero() {
+		return []byte("null"), nil
+	}
+	return json.Marshal(t.UTC().Format(time.RFC3339))
+}
+
+// UnmarshalJSON accepts null, or any RFC 3339 timestamp (with or without fractions).
+func (t *Time) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		t.Time = time.Time{}
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	if s == "" {
+		t.Time = time.Time{}
+		return nil
+	}
+	parsed, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return err
+	}
+	t.Time = parsed
+	return nil
+}
