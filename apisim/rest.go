@@ -59,6 +59,9 @@ func (s *Server) serveGet(w http.ResponseWriter, req apiRequest) error {
 }
 
 func readBody(r *http.Request) (map[string]any, error) {
+	if err := requireJSON(r); err != nil {
+		return nil, err
+	}
 	b, err := io.ReadAll(io.LimitReader(r.Body, 3<<20))
 	if err != nil {
 		return nil, badRequest("reading the request body: %v", err)
@@ -117,10 +120,6 @@ func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, req apiRequ
 
 // serveWrite handles PUT and PATCH on an object, its /status or its /scale.
 func (s *Server) serveWrite(w http.ResponseWriter, r *http.Request, req apiRequest, patch bool) error {
-	body, err := readBody(r)
-	if err != nil {
-		return err
-	}
 	if patch {
 		ct, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";")
 		switch ct {
@@ -130,6 +129,10 @@ func (s *Server) serveWrite(w http.ResponseWriter, r *http.Request, req apiReque
 			return object.NewStatusError(http.StatusUnsupportedMediaType, object.ReasonUnsupportedMedia,
 				"the simulator accepts merge patches only, not %q", ct)
 		}
+	}
+	body, err := readBody(r)
+	if err != nil {
+		return err
 	}
 	tk := typeKey(req.typ.Group, req.typ.Resource)
 	key := s.key(req)
@@ -250,6 +253,9 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, req apiRequ
 			ResourceVersion string `json:"resourceVersion"`
 		} `json:"preconditions"`
 	}
+	if err := requireJSON(r); err != nil {
+		return err
+	}
 	if b, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20)); len(strings.TrimSpace(string(b))) > 0 {
 		if err := json.Unmarshal(b, &opts); err != nil {
 			return badRequest("invalid DeleteOptions: %v", err)
@@ -328,6 +334,18 @@ func validateName(name string) error {
 		}
 	}
 	return nil
+}
+
+// requireJSON refuses request bodies in other encodings (kubectl sends protobuf for
+// built-in types): the simulator speaks JSON only, and says so instead of misreading them.
+func requireJSON(r *http.Request) error {
+	ct, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";")
+	switch strings.TrimSpace(ct) {
+	case "", "application/json", "application/merge-patch+json", "application/strategic-merge-patch+json":
+		return nil
+	}
+	return object.NewStatusError(http.StatusUnsupportedMediaType, object.ReasonUnsupportedMedia,
+		"the simulator accepts JSON bodies only, not %q", ct)
 }
 
 // continueToken is the opaque continue parameter: the snapshot revision and the last key

@@ -59,9 +59,12 @@ func (c *Client) openWebSocket(ctx context.Context, path string, opts WatchOptio
 		return nil, err
 	}
 	h.Set("Origin", c.base.Scheme+"://"+c.base.Host)
+	// The transport's TLS config offers "h2" by ALPN; a websocket needs HTTP/1.1.
+	tc := c.transport.TLSClientConfig.Clone()
+	tc.NextProtos = []string{"http/1.1"}
 	d := websocket.Dialer{
 		NetDialContext:   c.transport.DialContext,
-		TLSClientConfig:  c.transport.TLSClientConfig,
+		TLSClientConfig:  tc,
 		HandshakeTimeout: c.transport.TLSHandshakeTimeout,
 		Proxy:            c.transport.Proxy,
 	}

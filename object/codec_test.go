@@ -39,7 +39,7 @@ const deploymentJSON = `{
    "annotations": {"deployment.kubernetes.io/revision": "2"},
    "managedFields": [{"manager": "kubectl", "operation": "Update"}], "futureMeta": {"x": 1}},
  "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}},
-   "template": {"metadata": {"labels": {"app": "web"}, "creationTimestamp": null},
+   "template": {"metadata": {"labels": {"app": "web"}},
      "spec": {"containers": [{"name": "c", "image": "nginx", "resources": {"limits": {"cpu": "500m"}},
        "readinessProbe": {"httpGet": {"path": "/", "port": 80}}}], "volumes": [{"name": "v", "emptyDir": {}}]}},
    "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 1}},
@@ -73,17 +73,17 @@ func TestRoundTripOtherTypes(t *testing.T) {
 		in   string
 	}{
 		{"pod", func(t *testing.T, in string) { roundTrip[Pod](t, in) },
-			`{"metadata":{"name":"p","namespace":"ns","creationTimestamp":null,"ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"rs","uid":"u","controller":true,"blockOwnerDeletion":true}]},
+			`{"metadata":{"name":"p","namespace":"ns","ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"rs","uid":"u","controller":true,"blockOwnerDeletion":true}]},
 			 "spec":{"nodeName":"n1","containers":[{"name":"c","image":"i"}]},
 			 "status":{"phase":"Running","podIP":"10.0.0.1","conditions":[{"type":"Ready","status":"True","lastProbeTime":null,"lastTransitionTime":"2026-01-02T03:04:05Z"}]}}`},
 		{"replicaset", func(t *testing.T, in string) { roundTrip[ReplicaSet](t, in) },
 			`{"metadata":{"name":"rs","creationTimestamp":"2026-01-02T03:04:05Z","deletionTimestamp":"2026-01-02T03:04:09Z","finalizers":["x"]},
-			 "spec":{"replicas":0,"selector":{"matchExpressions":[{"key":"a","operator":"In","values":["b"]}]},"template":{"metadata":{"creationTimestamp":null},"spec":{}}},
+			 "spec":{"replicas":0,"selector":{"matchExpressions":[{"key":"a","operator":"In","values":["b"]}]},"template":{"metadata":{},"spec":{}}},
 			 "status":{"replicas":0,"conditions":[{"type":"ReplicaFailure","status":"True","lastTransitionTime":"2026-01-02T03:04:05Z","reason":"FailedCreate"}]}}`},
 		{"raw configmap", func(t *testing.T, in string) { roundTrip[Raw](t, in) },
 			`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","creationTimestamp":"2026-01-02T03:04:05Z"},"data":{"k":"v","big":"\u00e9\n"},"binaryData":{}}`},
 		{"numbers keep their text", func(t *testing.T, in string) { roundTrip[Raw](t, in) },
-			`{"metadata":{"name":"n","creationTimestamp":null},"spec":{"huge":12345678901234567890,"f":1.000000000000000001}}`},
+			`{"metadata":{"name":"n"},"spec":{"huge":12345678901234567890,"f":1.000000000000000001}}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.run(t, tt.in) })

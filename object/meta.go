@@ -15,7 +15,7 @@ type ObjectMeta struct {
 	UID                        string            `json:"uid,omitempty"`
 	ResourceVersion            string            `json:"resourceVersion,omitempty"`
 	Generation                 int64             `json:"generation,omitempty"`
-	CreationTimestamp          Time              `json:"creationTimestamp"`
+	CreationTimestamp          Time              `json:"creationTimestamp,omitzero"`
 	DeletionTimestamp          *Time             `json:"deletionTimestamp,omitempty"`
 	DeletionGracePeriodSeconds *int64            `json:"deletionGracePeriodSeconds,omitempty"`
 	Labels                     map[string]string `json:"labels,omitempty"`

@@ -6,13 +6,14 @@ import (
 )
 
 // Time is a timestamp as the Kubernetes API writes it: RFC 3339 in UTC with second
-// precision, and null when unset.
+// precision. Fields of this type are tagged omitzero: kube-apiserver 1.36 omits an unset
+// creationTimestamp (a pod template's) instead of writing null.
 type Time struct{ time.Time }
 
 // Now returns the current time truncated to what the API keeps.
 func Now() Time { return Time{time.Now().UTC().Truncate(time.Second)} }
 
-// MarshalJSON writes null for the zero time, as the apiserver does for creationTimestamp.
+// MarshalJSON writes null for the zero time (reached only where a field is not omitzero).
 func (t Time) MarshalJSON() ([]byte, error) {
 	if t.IsZero() {
 		return []byte("null"), nil

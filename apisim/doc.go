@@ -1,0 +1,20 @@
+// Package apisim is an in-memory apiserver that speaks the Kubernetes REST list/watch
+// protocol over HTTP, for unit tests, the demo and benchmarks.
+//
+// It serves any registered resource with the URLs and JSON of kube-apiserver: discovery,
+// paginated lists whose continue tokens expire, watches from a resourceVersion over a
+// bounded history (older → 410 Expired), bookmarks, streaming lists ending with the
+// initial-events-end bookmark, create/update/merge-patch/delete with resourceVersion and
+// uid preconditions, /status and /scale subresources, finalizers, generation bumps on
+// spec changes, label and field selectors, and websocket watches.
+//
+// Its store is a small MVCC log in the manner of etcd: one revision counter, the current
+// objects and a bounded history of changes from which past snapshots are rebuilt.
+//
+// Faults injects what an informer must survive: cut or stalled watch streams, malformed
+// frames, unknown event types, 429/5xx answers, delays, 403s, and a refused or unfinished
+// streaming list. Compact forces the 410s of an etcd compaction.
+//
+// A result on the simulator is not a compatibility claim: the e2e package runs the same
+// protocol against a real kube-apiserver.
+package apisim

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kinformer/kinformer/apisim"
+	"github.com/kinformer/kinformer/internal/leakcheck"
+	"github.com/kinformer/kinformer/listwatch"
+	"github.com/kinformer/kinformer/object"
+)
+
+// syncBuffer is a bytes.Buffer safe for a writer and a polling reader.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func startSim(t *testing.T, opts apisim.Options) (*apisim.Server, string) {
+	t.Helper()
+	sim := apisim.New(opts)
+	url, err := sim.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sim.Close() })
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := sim.WriteKubeconfig(kc, url); err != nil {
+		t.Fatal(err)
+	}
+	return sim, kc
+}
+
+func waitFor(t *testing.T, out *syncBuffer, want string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(out.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("output never contained %q:\n%s", want, out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestWatchPrintsEvents(t *testing.T) {
+	leakcheck.Check(t)
+	_, kc := startSim(t, apisim.Options{})
+	cfg, _ := listwatch.LoadKubeconfig(listwatch.LoadOptions{Path: kc})
+	c, _ := listwatch.New(cfg)
+	defer c.CloseIdleConnections()
+	info, _ := c.Discover(context.Background(), "pods")
+	pods := listwatch.For[*object.Pod](c, info, "default")
+	if _, err := pods.Create(context.Background(), &object.Pod{ObjectMeta: object.ObjectMeta{Name: "before"}}); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errOut syncBuffer
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"watch", "pods", "--kubeconfig", kc, "-l", ""}, &out, &errOut) }()
+	waitFor(t, &out, "LISTED   default/before")
+	if _, err := pods.Create(ctx, &object.Pod{ObjectMeta: object.ObjectMeta{Name: "after"}}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, &out, "ADDED    default/after")
+	if err := pods.Delete(ctx, "after", listwatch.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, &out, "DELETED  default/after")
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("watch ended with %v", err)
+	}
+}
+
+func TestWatchErrors(t *testing.T) {
+	sim, kc := startSim(t, apisim.Options{Token: "t0ken"})
+	sim.Faults().Forbid("configmaps", true)
+	dir := t.TempDir()
+	badToken := filepath.Join(dir, "bad")
+	data, _ := os.ReadFile(kc)
+	os.WriteFile(badToken, bytes.ReplaceAll(data, []byte("t0ken"), []byte("wrong")), 0o600)
+	unreachable := filepath.Join(dir, "down")
+	os.WriteFile(unreachable, []byte("apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters: [{name: c, cluster: {server: \"http://127.0.0.1:1\"}}]\ncontexts: [{name: c, context: {cluster: c}}]\n"), 0o600)
+	tests := []struct {
+		name string
+		args []string
+		want string
+		code int
+	}{
+		{"unknown resource", []string{"watch", "gadgets", "--kubeconfig", kc}, "does not have this resource type", 1},
+		{"no kubeconfig", []string{"watch", "pods", "--kubeconfig", filepath.Join(dir, "missing")}, "no such file", 1},
+		{"unreachable", []string{"watch", "pods", "--kubeconfig", unreachable}, "cannot reach the apiserver", 1},
+		{"401", []string{"watch", "pods", "--kubeconfig", badToken}, "401", 1},
+		{"403", []string{"watch", "configmaps", "--kubeconfig", kc}, "403", 1},
+		{"bad selector", []string{"watch", "pods", "--kubeconfig", kc, "-l", "a in b"}, "expected '('", 2},
+		{"no resource", []string{"watch", "--kubeconfig", kc}, "usage", 2},
+		{"unknown command", []string{"frobnicate"}, "unknown command", 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			var out, errOut syncBuffer
+			err := run(ctx, tt.args, &out, &errOut)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error = %v, want it to mention %q", err, tt.want)
+			}
+			if got := exitCode(err); got != tt.code {
+				t.Errorf("exit code %d, want %d", got, tt.code)
+			}
+		})
+	}
+	t.Run("no kubeconfig anywhere", func(t *testing.T) {
+		_, err := listwatch.LoadKubeconfig(listwatch.LoadOptions{Getenv: func(string) string { return "" }, Home: dir})
+		if err != listwatch.ErrNoKubeconfig {
+			t.Errorf("error = %v", err)
+		}
+	})
+}
+
+func TestDemoRuns(t *testing.T) {
+	leakcheck.Check(t)
+	var out, errOut syncBuffer
+	if err := run(context.Background(), []string{"demo", "--duration", "1500ms"}, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"ADDED", "# demo finished"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("demo output lacks %q:\n%s", want, out.String())
+		}
+	}
+}

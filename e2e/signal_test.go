@@ -1,0 +1,5 @@
+package e2e
+
+import "os"
+
+var interruptSignal = os.Interrupt

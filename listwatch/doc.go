@@ -1,0 +1,17 @@
+// Package listwatch is kinformer's REST client for the Kubernetes list/watch protocol: the
+// first stage of the data path (listwatch → reflector → deltafifo → indexer → handlers).
+//
+// A Config comes from a kubeconfig (LoadKubeconfig: --kubeconfig, KUBECONFIG with several
+// files, ~/.kube/config; tokens, token files, client certificates, exec credential
+// plugins) or from a pod's service account (InClusterConfig). A Client speaks HTTP/2 with
+// ping health checks over TLS, HTTP/1.1 chunked streams otherwise, limits its request
+// rate with a token bucket, retries 429s after the server's Retry-After, and returns
+// API errors as *object.StatusError.
+//
+// Discover resolves "pods", "deploy" or "deployments.v1.apps" to a ResourceInfo; For
+// binds it to a namespace and an object type. List pages with limit/continue; Watch
+// decodes the event stream incrementally, one bounded frame at a time, from a chunked
+// body or a websocket. A malformed frame, an unknown event type or an oversized frame
+// ends the stream with a typed error (FrameError, UnknownEventError); an ERROR event ends
+// it with the server's StatusError (object.IsGone for 410).
+package listwatch
