@@ -24,7 +24,7 @@ func Example() {
 	sim.Compact()
 	_, _ = http.Post(url+"/api/v1/namespaces/default/configmaps", "application/json", strings.NewReader(`{"metadata":{"name":"b"}}`))
 	resp, _ = http.Get(url + "/api/v1/configmaps?watch=1&resourceVersion=1")
-	line, _ := io.ReadAll(io.LimitReader(resp.Body, 26))
+	line, _ := io.ReadAll(io.LimitReader(resp.Body, 25))
 	resp.Body.Close()
 	fmt.Println(string(line))
 	// Output:
