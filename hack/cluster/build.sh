@@ -21,4 +21,10 @@ build "$here/etcd" go.etcd.io/etcd/server/v3 "$bin/etcd-$etcd_version"
 build "$here/apiserver" k8s.io/kubernetes/cmd/kube-apiserver "$bin/kube-apiserver-$kube_version"
 ln -sf "etcd-$etcd_version" "$bin/etcd"
 ln -sf "kube-apiserver-$kube_version" "$bin/kube-apiserver"
+# The tests drive kubectl as a real client. Machines of this kind ship one; where it is
+# missing, build the matching version once (the Makefile puts $bin on PATH).
+if ! command -v kubectl >/dev/null 2>&1 && [ ! -x "$bin/kubectl" ]; then
+  build "$here/apiserver" k8s.io/kubernetes/cmd/kubectl "$bin/kubectl-$kube_version"
+  ln -sf "kubectl-$kube_version" "$bin/kubectl"
+fi
 echo "$bin"
