@@ -234,3 +234,28 @@ func TestDeploymentRoundTripLosesNothing(t *testing.T) {
 		t.Errorf("a no-op update changed the object: rv %s → %s", d.ResourceVersion, back.ResourceVersion)
 	}
 }
+
+func TestTLSIsVerifiedByDefault(t *testing.T) {
+	cfg, err := listwatch.LoadKubeconfig(listwatch.LoadOptions{Path: shared.cluster.Kubeconfig})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.TLS.CAData = nil // the test CA is not in the system pool
+	c, err := listwatch.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseIdleConnections()
+	if _, err := c.Discover(ctxFor(t, 10*time.Second), "pods"); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("without the CA: %v, want a certificate error", err)
+	}
+	cfg.TLS.Insecure = true
+	c2, err := listwatch.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.CloseIdleConnections()
+	if _, err := c2.Discover(ctxFor(t, 10*time.Second), "pods"); err != nil {
+		t.Errorf("insecure-skip-tls-verify: %v", err)
+	}
+}
