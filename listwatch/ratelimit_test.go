@@ -15,10 +15,10 @@ func TestTokenBucket(t *testing.T) {
 		want    time.Duration
 	}{
 		{0, 0}, {0, 0}, {0, 0}, // the burst
-		{0, 100 * time.Millisecond},                  // in debt by one token at 10 qps
-		{0, 200 * time.Millisecond},                  // two
-		{300 * time.Millisecond, 0},                  // three tokens refilled, debt paid
-		{time.Hour, 0},                               // refill is capped at the burst...
+		{0, 100 * time.Millisecond},                 // in debt by one token at 10 qps
+		{0, 200 * time.Millisecond},                 // two
+		{300 * time.Millisecond, 0},                 // three tokens refilled, debt paid
+		{time.Hour, 0},                              // refill is capped at the burst...
 		{0, 0}, {0, 0}, {0, 100 * time.Millisecond}, // ...so the fourth waits again
 	}
 	for i, s := range steps {
