@@ -11,7 +11,7 @@ export PATH := $(PATH):$(BIN_DIR)
 # Fuzz targets as package:Target, each run for FUZZTIME in `make test`.
 FUZZ_TARGETS := ./listwatch:FuzzWatchDecoder ./listwatch:FuzzKubeconfig ./object:FuzzParseSelector
 
-.PHONY: run test check-fmt vet unit fuzz e2e cluster-bin cluster bench
+.PHONY: run test check-fmt vet unit fuzz e2e cluster-bin cluster bench bench-compare
 
 run:
 	$(GO) run ./cmd/kinformer demo
@@ -22,8 +22,10 @@ check-fmt:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
+# The separate modules (client-go comparisons) are vetted too; they only build here.
 vet:
 	$(GO) vet ./...
+	cd bench/clientgo && $(GO) vet ./...
 
 unit:
 	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v /e2e)
@@ -47,3 +49,7 @@ cluster: cluster-bin
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# kinformer and client-go through the same harness, in one process: compare within a run.
+bench-compare:
+	cd bench/clientgo && $(GO) test -run '^$$' -bench . -benchmem -count 6 . | tee /tmp/kinformer-bench-compare.txt

@@ -1,0 +1,118 @@
+package workqueue
+
+import (
+	"container/heap"
+	"time"
+)
+
+// entry is one item waiting in the queue.
+type entry[T comparable] struct {
+	item     T
+	priority int
+	seq      uint64    // arrival order: FIFO within a priority
+	addedAt  time.Time // for the queue-duration metric (zero without metrics)
+	where    place
+	index    int  // position in the priority heap
+	raised   bool // left the FIFO: a stale slot there still points here, so never reuse it
+}
+
+type place uint8
+
+const (
+	nowhere  place = iota // dirty while a worker holds the item, or handed out
+	inFIFO                // in the default-priority FIFO
+	inHeap                // in the priority heap
+	leftFIFO              // raised out of the FIFO; its slot there is skipped
+)
+
+// readySet holds the entries ready to be handed out: higher priority first, then earlier
+// arrival. Almost every item has the default priority 0, so those go in a plain FIFO
+// (O(1) both ways, like client-go's slice); only other priorities pay for a heap.
+type readySet[T comparable] struct {
+	fifo  []*entry[T]
+	head  int // fifo[head:] is live
+	stale int // entries in fifo[head:] that left for the heap
+	heap  priorityHeap[T]
+}
+
+func (r *readySet[T]) len() int { return len(r.fifo) - r.head - r.stale + len(r.heap) }
+
+func (r *readySet[T]) push(e *entry[T]) {
+	if e.priority == 0 {
+		e.where = inFIFO
+		r.fifo = append(r.fifo, e)
+		return
+	}
+	e.where = inHeap
+	heap.Push(&r.heap, e)
+}
+
+// raise moves a waiting entry to a higher priority, keeping its arrival order.
+func (r *readySet[T]) raise(e *entry[T], priority int) {
+	e.priority = priority
+	switch e.where {
+	case inHeap:
+		heap.Fix(&r.heap, e.index)
+	case inFIFO:
+		e.where, e.raised = leftFIFO, true
+		r.stale++
+		heap.Push(&r.heap, e)
+	}
+}
+
+// pop removes the next entry; the set must not be empty.
+func (r *readySet[T]) pop() *entry[T] {
+	r.skipStale()
+	fifoLive := r.head < len(r.fifo)
+	if len(r.heap) > 0 && (!fifoLive || r.heap[0].priority > 0) {
+		e := heap.Pop(&r.heap).(*entry[T])
+		e.where = nowhere
+		return e
+	}
+	e := r.fifo[r.head]
+	r.fifo[r.head] = nil
+	r.head++
+	if r.head > 1024 && r.head*2 > len(r.fifo) { // reclaim the consumed front
+		n := copy(r.fifo, r.fifo[r.head:])
+		clear(r.fifo[n:])
+		r.fifo, r.head = r.fifo[:n], 0
+	}
+	e.where = nowhere
+	return e
+}
+
+func (r *readySet[T]) skipStale() {
+	for r.head < len(r.fifo) && r.fifo[r.head].where == leftFIFO {
+		r.fifo[r.head].where = inHeap
+		r.fifo[r.head] = nil
+		r.head++
+		r.stale--
+	}
+}
+
+// priorityHeap orders entries of non-default priority.
+type priorityHeap[T comparable] []*entry[T]
+
+func (h priorityHeap[T]) Len() int { return len(h) }
+func (h priorityHeap[T]) Less(i, j int) bool {
+	if h[i].priority != h[j].priority {
+		return h[i].priority > h[j].priority
+	}
+	return h[i].seq < h[j].seq
+}
+func (h priorityHeap[T]) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+func (h *priorityHeap[T]) Push(x any) {
+	e := x.(*entry[T])
+	e.index = len(*h)
+	*h = append(*h, e)
+}
+func (h *priorityHeap[T]) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	return e
+}
