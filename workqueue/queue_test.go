@@ -350,3 +350,15 @@ func ExampleQueue() {
 	// sync default/web
 	// sync default/db
 }
+
+func TestDelayedDuplicateKeepsHighestPriority(t *testing.T) {
+	fc := clock.NewFake(time.Unix(0, 0))
+	q := New(Options[string]{Clock: fc})
+	q.Add("plain")
+	q.AddAfterWithPriority("x", time.Second, 0)
+	q.AddAfterWithPriority("x", 2*time.Second, 5) // later time ignored, priority kept
+	fc.Step(time.Second)
+	if d := cmp.Diff([]string{"x", "plain"}, drain(q)); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+}

@@ -222,3 +222,23 @@ func label(m *dto.Metric, name string) string {
 	}
 	return fmt.Sprint(nil)
 }
+
+func TestDefaultControllerRateLimiter(t *testing.T) {
+	r := DefaultControllerRateLimiter[string]()
+	if d := r.When("a"); d != 5*time.Millisecond {
+		t.Errorf("first failure: %v, want 5ms", d)
+	}
+	for range 30 {
+		r.When("a")
+	}
+	if d := r.When("a"); d != 1000*time.Second {
+		t.Errorf("after many failures: %v, want the 1000 s cap", d)
+	}
+	// 100 distinct first failures fit the burst; the 102nd waits for a token at 10 qps.
+	for i := range 100 {
+		r.When(fmt.Sprint("k", i))
+	}
+	if d := r.When("late"); d < 50*time.Millisecond || d > 100*time.Millisecond {
+		t.Errorf("beyond the burst: %v, want up to 100ms", d)
+	}
+}
