@@ -234,7 +234,9 @@ func TestDefaultControllerRateLimiter(t *testing.T) {
 	if d := r.When("a"); d != 1000*time.Second {
 		t.Errorf("after many failures: %v, want the 1000 s cap", d)
 	}
-	// 100 distinct first failures fit the burst; the 102nd waits for a token at 10 qps.
+	// On a fresh limiter, 100 distinct first failures fit the burst; the next one waits
+	// for a token at 10 qps.
+	r = DefaultControllerRateLimiter[string]()
 	for i := range 100 {
 		r.When(fmt.Sprint("k", i))
 	}
