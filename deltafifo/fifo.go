@@ -1,0 +1,239 @@
+package deltafifo
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/kinformer/kinformer/object"
+)
+
+// DeltaType says what happened to an object.
+type DeltaType string
+
+// The delta types.
+const (
+	Added    DeltaType = "Added"
+	Updated  DeltaType = "Updated"
+	Deleted  DeltaType = "Deleted"
+	Replaced DeltaType = "Replaced" // an object seen in a relist
+	Sync     DeltaType = "Sync"     // a resync: nothing changed, handlers get it again
+)
+
+// Delta is one change to one object. A Deleted delta with FinalStateUnknown carries the
+// last state the cache knew: the object vanished during a relist and its real final
+// state was never seen (client-go's DeletedFinalStateUnknown tombstone).
+type Delta[T any] struct {
+	Type              DeltaType
+	Key               string
+	Object            T
+	FinalStateUnknown bool
+}
+
+// Item is one entry of the FIFO: a single delta, a whole relist, or a resync marker.
+type Item[T any] struct {
+	Delta Delta[T]
+	// Replace is set for a relist: every listed object, to be applied at once.
+	Replace *Replace[T]
+	// Resync is set for a resync marker.
+	Resync bool
+}
+
+// Replace is a relist: the complete state of the resource at ResourceVersion.
+type Replace[T any] struct {
+	Objects         []T
+	ResourceVersion string
+	// Initial is true for the first population of the cache.
+	Initial bool
+}
+
+// ErrClosed is returned by Pop once the FIFO is closed.
+var ErrClosed = errors.New("deltafifo: closed")
+
+// FIFO is the queue between the reflector and the informer's processing loop.
+//
+// Order: items come out in the order they went in, across keys. A relist is one item
+// that the consumer applies atomically, at its place in the stream. So the cache moves
+// through states the server really had, one event at a time, and a handler that reacts
+// to object B after object A's change sees A's change already in the cache. (The classic
+// DeltaFIFO queues keys and pops all of a key's deltas at once, which reorders events
+// across keys; client-go 1.33 moved to an in-order FIFO for this reason.)
+//
+// Dedup: a Deleted delta for a key whose newest pending delta is already Deleted is
+// dropped (keeping the one that knows the final state).
+type FIFO[T object.Object] struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	items   []*Item[T]
+	head    int
+	last    map[string]*Item[T] // newest pending single delta per key
+	closed  bool
+	popping sync.Mutex // one consumer at a time
+
+	initialPending bool // the first Replace is queued and not yet processed
+	synced         bool
+	populated      bool // a Replace (or any delta) was ever queued
+}
+
+// New returns an empty FIFO.
+func New[T object.Object]() *FIFO[T] {
+	f := &FIFO[T]{last: map[string]*Item[T]{}}
+	f.cond = sync.NewCond(&f.mu)
+	return f
+}
+
+func (f *FIFO[T]) push(it *Item[T]) {
+	f.items = append(f.items, it)
+	f.cond.Signal()
+}
+
+func (f *FIFO[T]) addDelta(t DeltaType, obj T, fsu bool) {
+	key := object.Key(obj)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return
+	}
+	if t == Deleted {
+		if prev := f.last[key]; prev != nil && prev.Delta.Type == Deleted {
+			if prev.Delta.FinalStateUnknown && !fsu { // keep the better-informed one
+				prev.Delta.Object, prev.Delta.FinalStateUnknown = obj, false
+			}
+			return
+		}
+	}
+	it := &Item[T]{Delta: Delta[T]{Type: t, Key: key, Object: obj, FinalStateUnknown: fsu}}
+	f.last[key] = it
+	f.populated = true
+	f.push(it)
+}
+
+// Add queues an Added delta.
+func (f *FIFO[T]) Add(obj T) { f.addDelta(Added, obj, false) }
+
+// Update queues an Updated delta.
+func (f *FIFO[T]) Update(obj T) { f.addDelta(Updated, obj, false) }
+
+// Delete queues a Deleted delta carrying the object's final state.
+func (f *FIFO[T]) Delete(obj T) { f.addDelta(Deleted, obj, false) }
+
+// Replace queues a relist. The first one is the initial population: HasSynced turns true
+// once it has been processed.
+func (f *FIFO[T]) Replace(objs []T, resourceVersion string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return
+	}
+	initial := !f.populated
+	if initial {
+		f.initialPending = true
+	}
+	f.populated = true
+	f.push(&Item[T]{Replace: &Replace[T]{Objects: objs, ResourceVersion: resourceVersion, Initial: initial}})
+}
+
+// Resync queues a resync marker, ordered with the events around it.
+func (f *FIFO[T]) Resync() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.closed {
+		f.push(&Item[T]{Resync: true})
+	}
+}
+
+// Pop waits for the next item and calls process with it. The item counts as popped
+// (for HasSynced) once process returns. It returns ErrClosed after Close, or ctx's error.
+func (f *FIFO[T]) Pop(ctx context.Context, process func(*Item[T]) error) error {
+	f.popping.Lock()
+	defer f.popping.Unlock()
+	stop := context.AfterFunc(ctx, func() {
+		f.mu.Lock()
+		f.cond.Broadcast()
+		f.mu.Unlock()
+	})
+	defer stop()
+	f.mu.Lock()
+	for f.head == len(f.items) && !f.closed && ctx.Err() == nil {
+		f.cond.Wait()
+	}
+	if f.closed {
+		f.mu.Unlock()
+		return ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		f.mu.Unlock()
+		return err
+	}
+	it := f.items[f.head]
+	f.items[f.head] = nil
+	f.head++
+	if f.head > 1024 && f.head*2 > len(f.items) {
+		n := copy(f.items, f.items[f.head:])
+		clear(f.items[n:])
+		f.items, f.head = f.items[:n], 0
+	}
+	if it.Replace == nil && !it.Resync && f.last[it.Delta.Key] == it {
+		delete(f.last, it.Delta.Key)
+	}
+	f.mu.Unlock()
+
+	err := process(it)
+	if it.Replace != nil && it.Replace.Initial {
+		f.mu.Lock()
+		f.initialPending, f.synced = false, true
+		f.mu.Unlock()
+	}
+	return err
+}
+
+// HasSynced reports whether the initial population has been popped and processed.
+func (f *FIFO[T]) HasSynced() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.synced
+}
+
+// Len returns the number of queued items.
+func (f *FIFO[T]) Len() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.items) - f.head
+}
+
+// Close wakes Pop and makes every later call a no-op.
+func (f *FIFO[T]) Close() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closed = true
+	f.cond.Broadcast()
+}
+
+// Known is what ReplaceDeltas needs of the cache: the objects it holds.
+type Known[T any] interface {
+	Get(key string) (T, bool)
+	ListKeys() []string
+}
+
+// ReplaceDeltas turns a relist into per-object deltas against what the cache knows:
+// Replaced for every listed object (with the cache's previous state when it had one), and
+// a FinalStateUnknown Deleted tombstone, carrying the last known state, for every cached
+// object the relist no longer has. Because the consumer computes them when it pops the
+// relist, "known" already includes every delta queued before it.
+func ReplaceDeltas[T object.Object](r *Replace[T], known Known[T]) (replaced []Delta[T], tombstones []Delta[T]) {
+	listed := make(map[string]struct{}, len(r.Objects))
+	for _, obj := range r.Objects {
+		key := object.Key(obj)
+		listed[key] = struct{}{}
+		replaced = append(replaced, Delta[T]{Type: Replaced, Key: key, Object: obj})
+	}
+	for _, key := range known.ListKeys() {
+		if _, ok := listed[key]; ok {
+			continue
+		}
+		if last, ok := known.Get(key); ok {
+			tombstones = append(tombstones, Delta[T]{Type: Deleted, Key: key, Object: last, FinalStateUnknown: true})
+		}
+	}
+	return replaced, tombstones
+}

@@ -1,0 +1,258 @@
+package indexer
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/kinformer/kinformer/object"
+)
+
+// IndexFunc returns the index values of an object (an object may have several, or none).
+type IndexFunc[T any] func(obj T) ([]string, error)
+
+// NamespaceIndex is the name of the built-in index of objects by namespace.
+const NamespaceIndex = "namespace"
+
+// ByNamespace is the built-in namespace index function.
+func ByNamespace[T object.Object](obj T) ([]string, error) {
+	return []string{obj.Meta().Namespace}, nil
+}
+
+// Indexer is a thread-safe store of objects by key, with named indexes.
+//
+// Objects handed out (Get, List, ByIndex) are the stored ones, shared with every other
+// reader: treat them as read-only, and use object.DeepCopy to change one.
+type Indexer[T object.Object] struct {
+	mu      sync.RWMutex
+	items   map[string]T
+	funcs   map[string]IndexFunc[T]
+	indices map[string]map[string]map[string]struct{} // index → value → keys
+	// values keeps each key's index values as computed when it was stored, so an update
+	// or delete removes exactly what was added even if the index function is not pure.
+	values map[string]map[string][]string // index → key → values
+}
+
+// New returns an empty indexer with the namespace index.
+func New[T object.Object]() *Indexer[T] {
+	ix := &Indexer[T]{items: map[string]T{}, funcs: map[string]IndexFunc[T]{},
+		indices: map[string]map[string]map[string]struct{}{}, values: map[string]map[string][]string{}}
+	_ = ix.AddIndexers(map[string]IndexFunc[T]{NamespaceIndex: ByNamespace[T]})
+	return ix
+}
+
+// AddIndexers adds indexes, at any time: existing objects are indexed at once.
+func (ix *Indexer[T]) AddIndexers(funcs map[string]IndexFunc[T]) error {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	for name := range funcs {
+		if _, dup := ix.funcs[name]; dup {
+			return fmt.Errorf("indexer: index %q already exists", name)
+		}
+	}
+	for name, f := range funcs {
+		ix.funcs[name] = f
+		ix.indices[name] = map[string]map[string]struct{}{}
+		ix.values[name] = map[string][]string{}
+		for key, obj := range ix.items {
+			if err := ix.indexOne(name, key, obj); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Add stores obj (inserting or replacing) under its key.
+func (ix *Indexer[T]) Add(obj T) error { return ix.Update(obj) }
+
+// Update stores obj under its key, re-indexing it.
+func (ix *Indexer[T]) Update(obj T) error {
+	key := object.Key(obj)
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.unindex(key)
+	ix.items[key] = obj
+	for name := range ix.funcs {
+		if err := ix.indexOne(name, key, obj); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Delete removes the object with obj's key.
+func (ix *Indexer[T]) Delete(obj T) { ix.DeleteKey(object.Key(obj)) }
+
+// DeleteKey removes the object stored under key, if any.
+func (ix *Indexer[T]) DeleteKey(key string) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.unindex(key)
+	delete(ix.items, key)
+}
+
+// Replace swaps the whole content for objs at once: readers see the old content or the
+// new one, never a mix. The new maps are built before the swap, so a relist holds at
+// most two copies of the indexes (the objects themselves are shared, not copied).
+func (ix *Indexer[T]) Replace(objs []T) error {
+	next := &Indexer[T]{items: make(map[string]T, len(objs)),
+		indices: map[string]map[string]map[string]struct{}{}, values: map[string]map[string][]string{}}
+	ix.mu.RLock()
+	next.funcs = ix.funcs
+	ix.mu.RUnlock()
+	for name := range next.funcs {
+		next.indices[name] = map[string]map[string]struct{}{}
+		next.values[name] = map[string][]string{}
+	}
+	for _, obj := range objs {
+		key := object.Key(obj)
+		next.items[key] = obj
+		for name := range next.funcs {
+			if err := next.indexOne(name, key, obj); err != nil {
+				return err
+			}
+		}
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if len(ix.funcs) != len(next.funcs) { // an index was added meanwhile: rebuild it too
+		for name, f := range ix.funcs {
+			if _, ok := next.funcs[name]; !ok {
+				next.indices[name] = map[string]map[string]struct{}{}
+				next.values[name] = map[string][]string{}
+				for key, obj := range next.items {
+					vals, err := f(obj)
+					if err != nil {
+						return fmt.Errorf("indexer: index %q of %s: %w", name, key, err)
+					}
+					next.addValues(name, key, vals)
+				}
+			}
+		}
+	}
+	ix.items, ix.indices, ix.values = next.items, next.indices, next.values
+	return nil
+}
+
+func (ix *Indexer[T]) indexOne(name, key string, obj T) error {
+	vals, err := ix.funcs[name](obj)
+	if err != nil {
+		return fmt.Errorf("indexer: index %q of %s: %w", name, key, err)
+	}
+	ix.addValues(name, key, vals)
+	return nil
+}
+
+func (ix *Indexer[T]) addValues(name, key string, vals []string) {
+	if len(vals) == 0 {
+		return
+	}
+	ix.values[name][key] = vals
+	idx := ix.indices[name]
+	for _, v := range vals {
+		set := idx[v]
+		if set == nil {
+			set = map[string]struct{}{}
+			idx[v] = set
+		}
+		set[key] = struct{}{}
+	}
+}
+
+// unindex removes key from every index, dropping sets that become empty.
+func (ix *Indexer[T]) unindex(key string) {
+	for name, byKey := range ix.values {
+		idx := ix.indices[name]
+		for _, v := range byKey[key] {
+			if set := idx[v]; set != nil {
+				delete(set, key)
+				if len(set) == 0 {
+					delete(idx, v)
+				}
+			}
+		}
+		delete(byKey, key)
+	}
+}
+
+// Get returns the object stored under key.
+func (ix *Indexer[T]) Get(key string) (T, bool) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	obj, ok := ix.items[key]
+	return obj, ok
+}
+
+// List returns every object, in no particular order.
+func (ix *Indexer[T]) List() []T {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	out := make([]T, 0, len(ix.items))
+	for _, obj := range ix.items {
+		out = append(out, obj)
+	}
+	return out
+}
+
+// ListKeys returns every key, sorted.
+func (ix *Indexer[T]) ListKeys() []string {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	keys := make([]string, 0, len(ix.items))
+	for k := range ix.items {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// Len returns the number of objects.
+func (ix *Indexer[T]) Len() int {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return len(ix.items)
+}
+
+// ByIndex returns the objects whose index `name` has value.
+func (ix *Indexer[T]) ByIndex(name, value string) ([]T, error) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	idx, ok := ix.indices[name]
+	if !ok {
+		return nil, fmt.Errorf("indexer: no index %q", name)
+	}
+	out := make([]T, 0, len(idx[value]))
+	for k := range idx[value] {
+		out = append(out, ix.items[k])
+	}
+	return out, nil
+}
+
+// IndexKeys returns the keys whose index `name` has value, sorted.
+func (ix *Indexer[T]) IndexKeys(name, value string) ([]string, error) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	idx, ok := ix.indices[name]
+	if !ok {
+		return nil, fmt.Errorf("indexer: no index %q", name)
+	}
+	keys := make([]string, 0, len(idx[value]))
+	for k := range idx[value] {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys, nil
+}
+
+// ListIndexFuncValues returns the values index `name` currently holds, sorted.
+func (ix *Indexer[T]) ListIndexFuncValues(name string) []string {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	vals := make([]string, 0, len(ix.indices[name]))
+	for v := range ix.indices[name] {
+		vals = append(vals, v)
+	}
+	slices.Sort(vals)
+	return vals
+}

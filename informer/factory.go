@@ -1,0 +1,128 @@
+package informer
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/kinformer/kinformer/listwatch"
+	"github.com/kinformer/kinformer/object"
+	"github.com/kinformer/kinformer/reflector"
+)
+
+// Factory shares one informer per resource, namespace, selectors and object type
+// between all the code that asks for it, and starts and stops them together.
+type Factory struct {
+	client *listwatch.Client
+	opts   FactoryOptions
+
+	mu        sync.Mutex
+	informers map[string]runnable
+	order     []string
+	ctx       context.Context // set by Start
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+}
+
+// FactoryOptions apply to every informer of a factory.
+type FactoryOptions struct {
+	Reflector reflector.Options
+	Metrics   *Metrics
+}
+
+type runnable interface {
+	Run(ctx context.Context)
+	Syncer
+	statuser
+}
+
+// NewFactory returns a factory over client.
+func NewFactory(client *listwatch.Client, opts FactoryOptions) *Factory {
+	return &Factory{client: client, opts: opts, informers: map[string]runnable{}}
+}
+
+// Selectors restrict an informer.
+type Selectors struct {
+	Namespace     string // "" for all namespaces
+	LabelSelector string
+	FieldSelector string
+}
+
+// For returns the factory's informer of T for resource (a name as kubectl takes it:
+// "pods", "deployments.apps", a CRD's plural.group) and selectors, creating it on first
+// use. An informer requested after Start is started at once.
+func For[T object.Object](ctx context.Context, f *Factory, resource string, sel Selectors) (*Informer[T], error) {
+	info, err := f.client.Discover(ctx, resource)
+	if err != nil {
+		return nil, err
+	}
+	var zero T
+	key := fmt.Sprintf("%s|%s|%s|%s|%T", info.GroupVersionResource, sel.Namespace, sel.LabelSelector, sel.FieldSelector, zero)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if existing, ok := f.informers[key]; ok {
+		inf, ok := existing.(*Informer[T])
+		if !ok {
+			return nil, fmt.Errorf("informer %s exists with another object type", key)
+		}
+		return inf, nil
+	}
+	ropts := f.opts.Reflector
+	ropts.LabelSelector, ropts.FieldSelector = sel.LabelSelector, sel.FieldSelector
+	name := info.Resource
+	if info.Group != "" {
+		name += "." + info.Group
+	}
+	if sel.Namespace != "" {
+		name = sel.Namespace + "/" + name
+	}
+	inf := New[T](listwatch.For[T](f.client, info, sel.Namespace), Options[T]{Name: name, Reflector: ropts, Metrics: f.opts.Metrics})
+	f.informers[key] = inf
+	f.order = append(f.order, key)
+	if f.ctx != nil {
+		f.start(inf)
+	}
+	return inf, nil
+}
+
+// Start runs every informer not yet running, until Shutdown or ctx's end.
+func (f *Factory) Start(ctx context.Context) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.ctx != nil {
+		return
+	}
+	f.ctx, f.cancel = context.WithCancel(ctx)
+	for _, k := range f.order {
+		f.start(f.informers[k])
+	}
+}
+
+func (f *Factory) start(inf runnable) {
+	f.wg.Add(1)
+	go func() {
+		defer f.wg.Done()
+		inf.Run(f.ctx)
+	}()
+}
+
+// WaitForSync waits until every informer of the factory has synced (see WaitForSync).
+func (f *Factory) WaitForSync(ctx context.Context) error {
+	f.mu.Lock()
+	syncers := make([]Syncer, 0, len(f.order))
+	for _, k := range f.order {
+		syncers = append(syncers, f.informers[k])
+	}
+	f.mu.Unlock()
+	return WaitForSync(ctx, syncers...)
+}
+
+// Shutdown stops every informer and waits until all their goroutines have exited.
+func (f *Factory) Shutdown() {
+	f.mu.Lock()
+	if f.cancel != nil {
+		f.cancel()
+	}
+	f.mu.Unlock()
+	f.wg.Wait()
+}

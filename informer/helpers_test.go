@@ -1,0 +1,202 @@
+package informer
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kinformer/kinformer/apisim"
+	"github.com/kinformer/kinformer/internal/leakcheck"
+	"github.com/kinformer/kinformer/listwatch"
+	"github.com/kinformer/kinformer/object"
+	"github.com/kinformer/kinformer/reflector"
+)
+
+// recorder is a handler that applies its events to its own view and logs them.
+type recorder struct {
+	mu    sync.Mutex
+	view  map[string]string // key → resourceVersion
+	log   []string
+	block chan struct{} // when set, each call waits on it
+}
+
+func newRecorder() *recorder { return &recorder{view: map[string]string{}} }
+
+func (r *recorder) wait() {
+	if r.block != nil {
+		<-r.block
+	}
+}
+
+func (r *recorder) OnAdd(p *object.Pod, initial bool) {
+	r.wait()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.view[object.Key(p)] = p.ResourceVersion
+	r.log = append(r.log, fmt.Sprintf("add %s initial=%v", object.Key(p), initial))
+}
+
+func (r *recorder) OnUpdate(old, p *object.Pod) {
+	r.wait()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.view[object.Key(p)] = p.ResourceVersion
+	kind := "update"
+	if old == p {
+		kind = "resync"
+	}
+	r.log = append(r.log, fmt.Sprintf("%s %s", kind, object.Key(p)))
+}
+
+func (r *recorder) OnDelete(p *object.Pod, fsu bool) {
+	r.wait()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.view, object.Key(p))
+	r.log = append(r.log, fmt.Sprintf("delete %s fsu=%v", object.Key(p), fsu))
+}
+
+func (r *recorder) snapshot() map[string]string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[string]string, len(r.view))
+	for k, v := range r.view {
+		out[k] = v
+	}
+	return out
+}
+
+func (r *recorder) count(prefix string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, l := range r.log {
+		if len(l) >= len(prefix) && l[:len(prefix)] == prefix {
+			n++
+		}
+	}
+	return n
+}
+
+// env is a simulator, a client, and a pods resource in namespace "ns".
+type env struct {
+	sim    *apisim.Server
+	client *listwatch.Client
+	pods   *listwatch.Resource[*object.Pod]
+}
+
+func newEnv(t *testing.T, opts apisim.Options) *env {
+	t.Helper()
+	leakcheck.Check(t)
+	sim := apisim.New(opts)
+	url, err := sim.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := listwatch.New(&listwatch.Config{Host: url, QPS: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c.CloseIdleConnections()
+		sim.Close()
+	})
+	info, err := c.Discover(context.Background(), "pods")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &env{sim: sim, client: c, pods: listwatch.For[*object.Pod](c, info, "ns")}
+}
+
+// fastReflector: short backoffs and watch timeouts so faults resolve within a test.
+func fastReflector() reflector.Options {
+	return reflector.Options{
+		Backoff:         reflector.Backoff{Initial: 20 * time.Millisecond, Max: 200 * time.Millisecond, Jitter: -1},
+		WatchTimeoutMin: 5 * time.Second, WatchTimeoutMax: 5 * time.Second, IdleMargin: 5 * time.Second,
+	}
+}
+
+// run starts inf and stops it (waiting for every goroutine) when the test ends.
+func run[T object.Object](t *testing.T, inf *Informer[T]) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		inf.Run(ctx)
+		close(done)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+}
+
+func (e *env) create(t *testing.T, name string, labels map[string]string) *object.Pod {
+	t.Helper()
+	p, err := e.pods.Create(context.Background(), &object.Pod{ObjectMeta: object.ObjectMeta{Name: name, Labels: labels}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func (e *env) relabel(t *testing.T, name, value string) {
+	t.Helper()
+	patch := fmt.Sprintf(`{"metadata":{"labels":{"v":%q}}}`, value)
+	if _, err := e.pods.Patch(context.Background(), name, listwatch.MergePatch, []byte(patch), ""); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (e *env) remove(t *testing.T, name string) {
+	t.Helper()
+	if err := e.pods.Delete(context.Background(), name, listwatch.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// serverState lists the server: key → resourceVersion.
+func (e *env) serverState(t *testing.T) map[string]string {
+	t.Helper()
+	l, err := e.pods.List(context.Background(), listwatch.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, p := range l.Items {
+		out[object.Key(p)] = p.ResourceVersion
+	}
+	return out
+}
+
+func cacheState(inf *Informer[*object.Pod]) map[string]string {
+	out := map[string]string{}
+	for _, p := range inf.Cache().List() {
+		out[object.Key(p)] = p.ResourceVersion
+	}
+	return out
+}
+
+// eventually polls cond for up to 10 s.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func sortedKeys(m map[string]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

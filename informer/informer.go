@@ -1,0 +1,416 @@
+package informer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/kinformer/kinformer/deltafifo"
+	"github.com/kinformer/kinformer/indexer"
+	"github.com/kinformer/kinformer/internal/clock"
+	"github.com/kinformer/kinformer/object"
+	"github.com/kinformer/kinformer/reflector"
+)
+
+// Options configure an informer.
+type Options[T object.Object] struct {
+	// Name identifies the informer in errors and metrics (e.g. "pods").
+	Name string
+	// Reflector configures listing and watching.
+	Reflector reflector.Options
+	// Transform changes each object before it is stored. The default, StripManagedFields,
+	// drops metadata.managedFields, which no controller reads and which is often the
+	// largest part of an object. NoTransform keeps objects as received.
+	Transform func(T) T
+	// Indexers are added before the informer starts (more can be added later).
+	Indexers map[string]indexer.IndexFunc[T]
+	// Metrics exports the informer (see NewMetrics); nil exports nothing.
+	Metrics *Metrics
+	Clock   clock.Clock
+}
+
+// StripManagedFields is the default transform: it drops metadata.managedFields.
+func StripManagedFields[T object.Object](obj T) T {
+	delete(obj.Meta().Unknown, "managedFields")
+	return obj
+}
+
+// NoTransform keeps objects as received.
+func NoTransform[T object.Object](obj T) T { return obj }
+
+// HandlerOptions configure one handler.
+type HandlerOptions struct {
+	// Name labels the handler's metrics.
+	Name string
+	// BufferSize bounds the notifications waiting for the handler [1024]; beyond it they
+	// are coalesced per object (see the package doc).
+	BufferSize int
+	// ResyncPeriod, when set, re-delivers every cached object to this handler as an
+	// update (old == new) that often, without contacting the server.
+	ResyncPeriod time.Duration
+}
+
+// Informer is a shared informer: one reflector, one queue and one cache per resource,
+// fanned out to any number of handlers.
+type Informer[T object.Object] struct {
+	name      string
+	fifo      *deltafifo.FIFO[T]
+	cache     *indexer.Indexer[T]
+	reflector *reflector.Reflector[T]
+	transform func(T) T
+	clock     clock.Clock
+	metrics   *informerMetrics
+
+	// mu serialises the processing of one item with handler registration, so a late
+	// handler's replay and the events after it line up exactly.
+	mu         sync.Mutex
+	listeners  []*listener[T]
+	running    bool
+	stopping   bool
+	wg         sync.WaitGroup // listener goroutines
+	synced     chan struct{}  // closed once the initial list has been processed
+	resyncKick chan struct{}
+}
+
+// New builds an informer over lw. Run starts it.
+func New[T object.Object](lw reflector.ListerWatcher[T], opts Options[T]) *Informer[T] {
+	if opts.Transform == nil {
+		opts.Transform = StripManagedFields[T]
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.Real{}
+	}
+	if opts.Reflector.Name == "" {
+		opts.Reflector.Name = opts.Name
+	}
+	if opts.Reflector.Clock == nil {
+		opts.Reflector.Clock = opts.Clock
+	}
+	inf := &Informer[T]{name: opts.Name, fifo: deltafifo.New[T](), cache: indexer.New[T](),
+		transform: opts.Transform, clock: opts.Clock, synced: make(chan struct{}),
+		resyncKick: make(chan struct{}, 1)}
+	if opts.Metrics != nil {
+		inf.metrics = opts.Metrics.forInformer(opts.Name, inf)
+		opts.Reflector.Metrics = inf.metrics
+	}
+	if len(opts.Indexers) > 0 {
+		_ = inf.cache.AddIndexers(opts.Indexers) // a fresh indexer has only "namespace"
+	}
+	inf.reflector = reflector.New[T](lw, inf.fifo, opts.Reflector)
+	return inf
+}
+
+// Registration is a handler's handle: its own HasSynced, and Remove.
+type Registration[T object.Object] struct {
+	inf *Informer[T]
+	l   *listener[T]
+}
+
+// HasSynced reports whether the handler has received every object of the initial list
+// (or, for a handler added later, of the replay of the cache at that time).
+func (r *Registration[T]) HasSynced() bool { return r.l.hasSynced() }
+
+// Synced is closed when HasSynced becomes true.
+func (r *Registration[T]) Synced() <-chan struct{} { return r.l.synced }
+
+// Remove stops deliveries to the handler (a call in progress finishes).
+func (r *Registration[T]) Remove() {
+	r.inf.mu.Lock()
+	defer r.inf.mu.Unlock()
+	for i, l := range r.inf.listeners {
+		if l == r.l {
+			r.inf.listeners = append(r.inf.listeners[:i], r.inf.listeners[i+1:]...)
+			break
+		}
+	}
+	r.l.stop()
+}
+
+// AddEventHandler registers h. If the informer has already synced, h first receives the
+// current cache as initial adds; either way it then receives every change after that.
+func (inf *Informer[T]) AddEventHandler(h Handler[T], opts HandlerOptions) (*Registration[T], error) {
+	if opts.BufferSize <= 0 {
+		opts.BufferSize = 1024
+	}
+	inf.mu.Lock()
+	defer inf.mu.Unlock()
+	if inf.stopping {
+		return nil, errors.New("informer: AddEventHandler after shutdown")
+	}
+	l := newListener(h, opts.Name, opts.BufferSize, opts.ResyncPeriod)
+	if opts.ResyncPeriod > 0 {
+		l.nextResync = inf.clock.Now().Add(opts.ResyncPeriod)
+		select {
+		case inf.resyncKick <- struct{}{}:
+		default:
+		}
+	}
+	if inf.HasSynced() {
+		now := inf.clock.Now()
+		for _, obj := range inf.cache.List() {
+			l.add(note[T]{kind: noteAdd, obj: obj, initial: true, at: now})
+		}
+		l.markSynced()
+	}
+	inf.listeners = append(inf.listeners, l)
+	if inf.running {
+		inf.startListener(l)
+	}
+	return &Registration[T]{inf: inf, l: l}, nil
+}
+
+func (inf *Informer[T]) startListener(l *listener[T]) {
+	inf.wg.Add(1)
+	go func() {
+		defer inf.wg.Done()
+		l.run()
+	}()
+}
+
+// Run runs the informer until ctx ends, then stops every handler and returns once all
+// its goroutines have exited. An informer runs once.
+func (inf *Informer[T]) Run(ctx context.Context) {
+	inf.mu.Lock()
+	if inf.running || inf.stopping {
+		inf.mu.Unlock()
+		return
+	}
+	inf.running = true
+	for _, l := range inf.listeners {
+		inf.startListener(l)
+	}
+	inf.mu.Unlock()
+
+	var loops sync.WaitGroup
+	loops.Add(3)
+	go func() { defer loops.Done(); inf.reflector.Run(ctx) }()
+	go func() { defer loops.Done(); inf.processLoop(ctx) }()
+	go func() { defer loops.Done(); inf.resyncLoop(ctx) }()
+	<-ctx.Done()
+	inf.fifo.Close()
+	loops.Wait()
+
+	inf.mu.Lock()
+	inf.stopping = true
+	for _, l := range inf.listeners {
+		l.stop()
+	}
+	inf.mu.Unlock()
+	inf.wg.Wait()
+}
+
+func (inf *Informer[T]) processLoop(ctx context.Context) {
+	for {
+		if err := inf.fifo.Pop(ctx, inf.process); err != nil {
+			return
+		}
+	}
+}
+
+// process applies one queue item to the cache and notifies the handlers.
+func (inf *Informer[T]) process(it *deltafifo.Item[T]) error {
+	inf.mu.Lock()
+	defer inf.mu.Unlock()
+	now := inf.clock.Now()
+	switch {
+	case it.Replace != nil:
+		return inf.processReplace(it.Replace, now)
+	case it.Resync:
+		inf.processResync(now)
+		return nil
+	}
+	d := it.Delta
+	switch d.Type {
+	case deltafifo.Added, deltafifo.Updated:
+		obj := inf.transform(d.Object)
+		old, existed := inf.cache.Get(d.Key)
+		if err := inf.cache.Update(obj); err != nil {
+			return err
+		}
+		if existed {
+			inf.notify(note[T]{kind: noteUpdate, old: old, obj: obj, at: now})
+		} else {
+			inf.notify(note[T]{kind: noteAdd, obj: obj, at: now})
+		}
+	case deltafifo.Deleted:
+		obj := inf.transform(d.Object)
+		if _, existed := inf.cache.Get(d.Key); !existed {
+			return nil // never seen (e.g. created and deleted during a relist): nothing to undo
+		}
+		inf.cache.DeleteKey(d.Key)
+		inf.notify(note[T]{kind: noteDelete, obj: obj, fsu: d.FinalStateUnknown, at: now})
+	}
+	return nil
+}
+
+// processReplace applies a relist atomically: the cache switches to the listed state in
+// one step, then handlers hear what changed: adds (initial ones for the first list),
+// updates for objects whose resourceVersion moved, and tombstones for objects gone.
+func (inf *Informer[T]) processReplace(r *deltafifo.Replace[T], now time.Time) error {
+	objs := make([]T, len(r.Objects))
+	for i, o := range r.Objects {
+		objs[i] = inf.transform(o)
+	}
+	r.Objects = objs
+	replaced, tombstones := deltafifo.ReplaceDeltas[T](r, inf.cache)
+	var notes []note[T]
+	for _, d := range replaced {
+		old, existed := inf.cache.Get(d.Key)
+		switch {
+		case !existed:
+			notes = append(notes, note[T]{kind: noteAdd, obj: d.Object, initial: r.Initial, at: now})
+		case old.Meta().ResourceVersion != d.Object.Meta().ResourceVersion:
+			notes = append(notes, note[T]{kind: noteUpdate, old: old, obj: d.Object, at: now})
+		}
+	}
+	for _, d := range tombstones {
+		notes = append(notes, note[T]{kind: noteDelete, obj: d.Object, fsu: true, at: now})
+	}
+	if err := inf.cache.Replace(objs); err != nil {
+		return err
+	}
+	for _, n := range notes {
+		inf.notify(n)
+	}
+	if r.Initial {
+		for _, l := range inf.listeners {
+			l.markSynced()
+		}
+		close(inf.synced)
+	}
+	return nil
+}
+
+func (inf *Informer[T]) notify(n note[T]) {
+	for _, l := range inf.listeners {
+		l.add(n)
+	}
+}
+
+// resyncLoop queues a resync marker whenever a handler's resync period is due.
+func (inf *Informer[T]) resyncLoop(ctx context.Context) {
+	for {
+		wait := time.Duration(-1)
+		inf.mu.Lock()
+		now := inf.clock.Now()
+		for _, l := range inf.listeners {
+			if l.resync > 0 {
+				if d := l.nextResync.Sub(now); wait < 0 || d < wait {
+					wait = max(d, 0)
+				}
+			}
+		}
+		inf.mu.Unlock()
+		var fire <-chan struct{}
+		if wait >= 0 {
+			ch := make(chan struct{})
+			t := inf.clock.AfterFunc(wait, func() { close(ch) })
+			defer t.Stop()
+			fire = ch
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-inf.resyncKick:
+		case <-fire:
+			inf.fifo.Resync()
+		}
+	}
+}
+
+// processResync re-delivers the cache to each handler whose period is due.
+func (inf *Informer[T]) processResync(now time.Time) {
+	var due []*listener[T]
+	for _, l := range inf.listeners {
+		if l.resync > 0 && !now.Before(l.nextResync) {
+			l.nextResync = now.Add(l.resync)
+			due = append(due, l)
+		}
+	}
+	if len(due) == 0 || !inf.HasSynced() {
+		return
+	}
+	for _, obj := range inf.cache.List() {
+		for _, l := range due {
+			l.add(note[T]{kind: noteUpdate, old: obj, obj: obj, at: now})
+		}
+	}
+}
+
+// HasSynced reports whether the initial list has been processed into the cache.
+func (inf *Informer[T]) HasSynced() bool {
+	select {
+	case <-inf.synced:
+		return true
+	default:
+		return false
+	}
+}
+
+// Synced is closed once HasSynced is true.
+func (inf *Informer[T]) Synced() <-chan struct{} { return inf.synced }
+
+// SyncStatus says whether the informer is synced and, if not, why not.
+type SyncStatus struct {
+	Synced                  bool
+	State                   reflector.State
+	LastError               error // the reason it is not synced yet (403 on list, unknown resource, ...)
+	LastSyncResourceVersion string
+}
+
+// Status returns the informer's sync status.
+func (inf *Informer[T]) Status() SyncStatus {
+	s := inf.reflector.Status()
+	return SyncStatus{Synced: inf.HasSynced(), State: s.State, LastError: s.LastError, LastSyncResourceVersion: s.LastSyncResourceVersion}
+}
+
+// Cache returns the informer's indexer (read-only objects; see package indexer).
+func (inf *Informer[T]) Cache() *indexer.Indexer[T] { return inf.cache }
+
+// Lister returns a typed lister over the cache.
+func (inf *Informer[T]) Lister() Lister[T] { return Lister[T]{cache: inf.cache} }
+
+// Name returns the informer's name.
+func (inf *Informer[T]) Name() string { return inf.name }
+
+// Syncer is anything WaitForSync can wait for: informers and handler registrations.
+type Syncer interface {
+	Synced() <-chan struct{}
+}
+
+// statuser is implemented by informers, to explain a timeout.
+type statuser interface{ Status() SyncStatus }
+
+// WaitForSync blocks until every syncer has synced, or ctx ends. On ctx's end the error
+// says which informers are not synced and why (their last error), instead of just "timed
+// out". It waits on channels, without polling.
+func WaitForSync(ctx context.Context, syncers ...Syncer) error {
+	for _, s := range syncers {
+		select {
+		case <-s.Synced():
+		case <-ctx.Done():
+			var errs []error
+			for _, s := range syncers {
+				select {
+				case <-s.Synced():
+					continue
+				default:
+				}
+				if st, ok := s.(statuser); ok {
+					status := st.Status()
+					if status.LastError != nil {
+						errs = append(errs, fmt.Errorf("not synced (%s): %w", status.State, status.LastError))
+						continue
+					}
+					errs = append(errs, fmt.Errorf("not synced (%s)", status.State))
+					continue
+				}
+				errs = append(errs, errors.New("a handler has not synced"))
+			}
+			return fmt.Errorf("waiting for caches to sync: %w: %w", ctx.Err(), errors.Join(errs...))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,359 @@
+package informer
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kinformer/kinformer/apisim"
+	"github.com/kinformer/kinformer/listwatch"
+	"github.com/kinformer/kinformer/object"
+)
+
+func TestInformerDeliversInitialListThenChanges(t *testing.T) {
+	e := newEnv(t, apisim.Options{})
+	e.create(t, "a", map[string]string{"app": "web"})
+	e.create(t, "b", map[string]string{"app": "db"})
+	inf := New[*object.Pod](e.pods, Options[*object.Pod]{Name: "pods", Reflector: fastReflector()})
+	rec := newRecorder()
+	reg, _ := inf.AddEventHandler(rec, HandlerOptions{})
+	run(t, inf)
+	if err := WaitForSync(ctxFor(t), inf, reg); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"add ns/a initial=true", "add ns/b initial=true"}, rec.log); d != "" {
+		t.Errorf("initial (-want +got):\n%s", d)
+	}
+	e.create(t, "c", nil)
+	e.relabel(t, "a", "2")
+	e.remove(t, "b")
+	eventually(t, "the handler to see the changes", func() bool { return cmp.Equal(rec.snapshot(), e.serverState(t)) })
+	if d := cmp.Diff(e.serverState(t), cacheState(inf)); d != "" {
+		t.Errorf("cache vs server:\n%s", d)
+	}
+	web, _ := object.ParseSelector("app=web")
+	if got := inf.Lister().Namespace("ns").List(web); len(got) != 1 || got[0].Name != "a" {
+		t.Errorf("lister: %v", got)
+	}
+	if _, ok := inf.Lister().Get("ns/c"); !ok {
+		t.Error("lister Get")
+	}
+}
+
+func ctxFor(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestLateHandlerGetsReplayAndOwnSync(t *testing.T) {
+	e := newEnv(t, apisim.Options{})
+	e.create(t, "a", nil)
+	inf := New[*object.Pod](e.pods, Options[*object.Pod]{Reflector: fastReflector()})
+	run(t, inf)
+	if err := WaitForSync(ctxFor(t), inf); err != nil {
+		t.Fatal(err)
+	}
+	rec := newRecorder()
+	rec.block = make(chan struct{})
+	reg, _ := inf.AddEventHandler(rec, HandlerOptions{})
+	time.Sleep(50 * time.Millisecond)
+	if reg.HasSynced() {
+		t.Fatal("a handler that has not taken its replay is not synced")
+	}
+	close(rec.block)
+	if err := WaitForSync(ctxFor(t), reg); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"add ns/a initial=true"}, rec.log); d != "" {
+		t.Error(d)
+	}
+	reg.Remove()
+	e.create(t, "b", nil)
+	time.Sleep(50 * time.Millisecond)
+	if rec.count("add ns/b") != 0 {
+		t.Error("a removed handler got an event")
+	}
+}
+
+// TestSlowHandlerNeitherBlocksOthersNorLosesFinalState: one handler is stuck while 500
+// changes happen. The other sees them all at once; the stuck one's buffer stays bounded
+// (coalescing), and once released it ends with exactly the server's state.
+func TestSlowHandlerNeitherBlocksOthersNorLosesFinalState(t *testing.T) {
+	e := newEnv(t, apisim.Options{})
+	inf := New[*object.Pod](e.pods, Options[*object.Pod]{Reflector: fastReflector()})
+	fast, slow := newRecorder(), newRecorder()
+	slow.block = make(chan struct{})
+	inf.AddEventHandler(fast, HandlerOptions{Name: "fast"})
+	slowReg, _ := inf.AddEventHandler(slow, HandlerOptions{Name: "slow", BufferSize: 10})
+	run(t, inf)
+	eventually(t, "sync", inf.HasSynced)
+	for i := range 50 {
+		name := string(rune('a'+i%26)) + string(rune('a'+i/26))
+		e.create(t, name, nil)
+		for v := range 8 {
+			e.relabel(t, name, string(rune('0'+v)))
+		}
+		if i%3 == 0 {
+			e.remove(t, name)
+		}
+	}
+	want := e.serverState(t)
+	eventually(t, "the fast handler", func() bool { return cmp.Equal(fast.snapshot(), want) })
+	stats := inf.handlerStats(time.Now())
+	for _, s := range stats {
+		if s.name == "slow" && (s.depth > 10+50 || s.coalesced == 0) {
+			t.Errorf("slow handler buffer: depth %d (bound 10 + one per object), coalesced %d", s.depth, s.coalesced)
+		}
+	}
+	close(slow.block)
+	eventually(t, "the slow handler", func() bool { return cmp.Equal(slow.snapshot(), want) })
+	if !slowReg.HasSynced() {
+		t.Error("slow handler never synced")
+	}
+}
+
+func TestRelistAfterCompactionEmitsTombstones(t *testing.T) {
+	e := newEnv(t, apisim.Options{})
+	e.create(t, "keep", nil)
+	e.create(t, "doomed", nil)
+	inf := New[*object.Pod](e.pods, Options[*object.Pod]{Reflector: fastReflector()})
+	rec := newRecorder()
+	inf.AddEventHandler(rec, HandlerOptions{})
+	run(t, inf)
+	eventually(t, "sync", inf.HasSynced)
+	// Cut the watch and refuse new ones, change things, compact: the re-watch from the
+	// old resourceVersion then gets 410 and only a relist can catch up.
+	e.sim.Faults().FailRequests(1000, http.StatusServiceUnavailable, 0, func(r *http.Request) bool { return r.URL.Query().Get("watch") == "1" })
+	e.sim.Faults().CutWatches(1, false)
+	e.create(t, "trigger", nil)
+	eventually(t, "the cut", func() bool { return rec.count("add ns/trigger") == 1 })
+	e.remove(t, "doomed")
+	e.create(t, "born", nil)
+	e.sim.Compact()
+	e.sim.Faults().CutWatches(0, false)
+	e.sim.Faults().FailRequests(0, 0, 0, nil)
+	eventually(t, "relist", func() bool { return cmp.Equal(rec.snapshot(), e.serverState(t)) })
+	if rec.count("delete ns/doomed fsu=true") != 1 {
+		t.Errorf("want a tombstone for the object deleted during the gap; log: %v", rec.log)
+	}
+	if rec.count("add ns/born initial=false") != 1 {
+		t.Errorf("want an add for the object created during the gap; log: %v", rec.log)
+	}
+}
+
+func TestRecoversFromStreamFaults(t *testing.T) {
+	tests := []struct {
+		name   string
+		inject func(f *apisim.Faults)
+		clear  func(f *apisim.Faults)
+	}{
+		{"malformed frame", func(f *apisim.Faults) { f.InjectMalformedFrames(1) }, func(*apisim.Faults) {}},
+		{"unknown event", func(f *apisim.Faults) { f.InjectUnknownEvents(1) }, func(*apisim.Faults) {}},
+		{"abrupt cuts", func(f *apisim.Faults) { f.CutWatches(2, true) }, func(f *apisim.Faults) { f.CutWatches(0, false) }},
+		{"429 on watch", func(f *apisim.Faults) {
+			f.FailRequests(2, http.StatusTooManyRequests, time.Second, func(r *http.Request) bool { return r.URL.Query().Get("watch") == "1" })
+			f.CutWatches(1, false)
+		}, func(f *apisim.Faults) { f.CutWatches(0, false) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, apisim.Options{})
+			inf := New[*object.Pod](e.pods, Options[*object.Pod]{Reflector: fastReflector()})
+			rec := newRecorder()
+			inf.AddEventHandler(rec, HandlerOptions{})
+			run(t, inf)
+			eventually(t, "sync", inf.HasSynced)
+			tt.inject(e.sim.Faults())
+			for _, n := range []string{"a", "b", "c", "d"} {
+				e.create(t, n, nil)
+			}
+			e.relabel(t, "a", "x")
+			e.remove(t, "b")
+			tt.clear(e.sim.Faults())
+			e.create(t, "last", nil)
+			eventually(t, "convergence", func() bool { return cmp.Equal(rec.snapshot(), e.serverState(t)) })
+			if d := cmp.Diff(e.serverState(t), cacheState(inf)); d != "" {
+				t.Error(d)
+			}
+		})
+	}
+}
+
+func TestIdleWatchIsReplaced(t *testing.T) {
+	e := newEnv(t, apisim.Options{BookmarkInterval: time.Hour})
+	ro := fastReflector()
+	ro.WatchTimeoutMin, ro.WatchTimeoutMax, ro.IdleMargin = time.Second, time.Second, 200*time.Millisecond
+	inf := New[*object.Pod](e.pods, Options[*object.Pod]{Reflector: ro})
+	rec := newRecorder()
+	inf.AddEventHandler(rec, HandlerOptions{})
+	run(t, inf)
+	eventually(t, "sync", inf.HasSynced)
+	e.sim.Faults().StallWatches(true)
+	e.create(t, "while-stalled", nil)
+	time.Sleep(1500 * time.Millisecond) // past the idle deadline: the reflector gave up on it
+	e.sim.Faults().StallWatches(false)
+	eventually(t, "the object created while the stream was dead", func() bool { return rec.count("add ns/while-stalled") == 1 })
+}
+
+func TestStatusExplainsWhyNotSynced(t *testing.T) {
+	e := newEnv(t, apisim.Options{})
+	e.sim.Faults().Forbid("pods", true)
+	inf := New[*object.Pod](e.pods, Options[*object.Pod]{Name: "pods", Reflector: fastReflector()})
+	run(t, inf)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	err := WaitForSync(ctx, inf)
+	if err == nil || !object.IsForbidden(err) || !strings.Contains(err.Error(), "forbidden") {
+		t.Fatalf("WaitForSync error = %v, want the 403 as the reason", err)
+	}
+	if st := inf.Status(); st.Synced || !object.IsForbidden(st.LastError) {
+		t.Errorf("status %+v", st)
+	}
+	e.sim.Faults().Forbid("pods", false)
+	if err := WaitForSync(ctxFor(t), inf); err != nil {
+		t.Fatalf("after the 403 is lifted: %v", err)
+	}
+	if st := inf.Status(); st.LastError != nil {
+		t.Errorf("a synced informer still reports %v", st.LastError)
+	}
+}
+
+// expiringLister compacts the server after the first page, so the continue token of the
+// second page is expired, as after a long pause mid-list.
+type expiringLister struct {
+	*listwatch.Resource[*object.Pod]
+	sim   *apisim.Server
+	pages int
+}
+
+func (l *expiringLister) List(ctx context.Context, opts listwatch.ListOptions) (*object.List[*object.Pod], error) {
+	page, err := l.Resource.List(ctx, opts)
+	l.pages++
+	if l.pages == 1 {
+		l.sim.Compact()
+	}
+	return page, err
+}
+
+func TestExpiredContinueTokenFallsBackToFullList(t *testing.T) {
+	e := newEnv(t, apisim.Options{})
+	for i := range 30 {
+		e.create(t, "p"+string(rune('a'+i%26))+string(rune('a'+i/26)), nil)
+	}
+	e.sim.Compact() // any later write moves past the compacted revision
+	ro := fastReflector()
+	ro.PageSize = 10
+	lw := &expiringLister{Resource: e.pods, sim: e.sim}
+	inf := New[*object.Pod](lw, Options[*object.Pod]{Reflector: ro})
+	run(t, inf)
+	if err := WaitForSync(ctxFor(t), inf); err != nil {
+		t.Fatal(err)
+	}
+	if n := inf.Cache().Len(); n != 30 {
+		t.Errorf("cache holds %d pods after the fallback list, want 30", n)
+	}
+}
+
+func TestStreamingList(t *testing.T) {
+	tests := []struct {
+		name         string
+		fault        func(f *apisim.Faults)
+		wantFallback bool
+	}{
+		{"served", func(*apisim.Faults) {}, false},
+		{"refused", func(f *apisim.Faults) { f.RefuseStreamingList(true) }, true},
+		{"no end bookmark", func(f *apisim.Faults) { f.DropInitialEventsEnd(true) }, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, apisim.Options{})
+			e.create(t, "a", nil)
+			e.create(t, "b", nil)
+			tt.fault(e.sim.Faults())
+			ro := fastReflector()
+			ro.StreamingList, ro.InitialEventsTimeout = true, 300*time.Millisecond
+			inf := New[*object.Pod](e.pods, Options[*object.Pod]{Reflector: ro})
+			rec := newRecorder()
+			inf.AddEventHandler(rec, HandlerOptions{})
+			run(t, inf)
+			if err := WaitForSync(ctxFor(t), inf); err != nil {
+				t.Fatal(err)
+			}
+			if got := inf.reflector.Status().StreamingFallback; got != tt.wantFallback {
+				t.Errorf("fallback = %v, want %v", got, tt.wantFallback)
+			}
+			e.create(t, "c", nil)
+			eventually(t, "the watch after the initial state", func() bool { return cmp.Equal(rec.snapshot(), e.serverState(t)) })
+			if rec.count("add ns/a initial=true") != 1 {
+				t.Errorf("log %v", rec.log)
+			}
+		})
+	}
+}
+
+func TestPerHandlerResync(t *testing.T) {
+	e := newEnv(t, apisim.Options{})
+	e.create(t, "a", nil)
+	inf := New[*object.Pod](e.pods, Options[*object.Pod]{Reflector: fastReflector()})
+	resynced, plain := newRecorder(), newRecorder()
+	inf.AddEventHandler(resynced, HandlerOptions{ResyncPeriod: 50 * time.Millisecond})
+	inf.AddEventHandler(plain, HandlerOptions{})
+	run(t, inf)
+	eventually(t, "resyncs", func() bool { return resynced.count("resync ns/a") >= 3 })
+	if plain.count("resync") != 0 {
+		t.Error("a handler without a resync period got resyncs")
+	}
+}
+
+func TestTransformStripsManagedFieldsByDefault(t *testing.T) {
+	e := newEnv(t, apisim.Options{})
+	p := &object.Pod{ObjectMeta: object.ObjectMeta{Name: "m", Unknown: object.Unknown{"managedFields": json.RawMessage(`[{"manager":"x"}]`)}}}
+	if _, err := e.pods.Create(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	inf := New[*object.Pod](e.pods, Options[*object.Pod]{Reflector: fastReflector()})
+	run(t, inf)
+	eventually(t, "sync", inf.HasSynced)
+	got, _ := inf.Lister().Get("ns/m")
+	if _, has := got.Unknown["managedFields"]; has {
+		t.Error("managedFields kept")
+	}
+}
+
+func TestShortWatchesBackOff(t *testing.T) {
+	e := newEnv(t, apisim.Options{})
+	counting := &countingWatcher{Resource: e.pods}
+	ro := fastReflector()
+	ro.Backoff.Initial, ro.Backoff.Max = 100*time.Millisecond, time.Second
+	inf := New[*object.Pod](counting, Options[*object.Pod]{Reflector: ro})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	counting.closeAtOnce = true
+	inf.Run(ctx)
+	if n := counting.watches; n > 6 {
+		t.Errorf("%d watches in 1 s against a server that closes them at once: hot loop", n)
+	}
+}
+
+// countingWatcher counts watches and can make each one fail at once (a 1 ms idle
+// deadline), like a proxy that drops every watch.
+type countingWatcher struct {
+	*listwatch.Resource[*object.Pod]
+	watches     int
+	closeAtOnce bool
+}
+
+func (c *countingWatcher) Watch(ctx context.Context, opts listwatch.WatchOptions) (*listwatch.Watch[*object.Pod], error) {
+	c.watches++
+	if c.closeAtOnce {
+		opts.TimeoutSeconds = 0
+		opts.IdleTimeout = time.Millisecond
+	}
+	return c.Resource.Watch(ctx, opts)
+}

@@ -1,0 +1,128 @@
+package informer
+
+import (
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/kinformer/kinformer/listwatch"
+)
+
+// Metrics exports informers to Prometheus, on a registry the caller supplies:
+//
+//	kinformer_reflector_lists_total{name}, kinformer_reflector_watches_total{name},
+//	kinformer_reflector_relists_total{name}, kinformer_reflector_watch_events_total{name,type},
+//	kinformer_reflector_last_resource_version{name},
+//	kinformer_informer_handler_buffer_depth{name,handler},
+//	kinformer_informer_handler_lag_seconds{name,handler} (age of the oldest waiting notification),
+//	kinformer_informer_handler_coalesced_total{name,handler}
+//
+// Handler gauges are read at scrape time.
+type Metrics struct {
+	lists, watches, relists *prometheus.CounterVec
+	events                  *prometheus.CounterVec
+	lastRV                  *prometheus.GaugeVec
+	depth, lag, coalesced   *prometheus.Desc
+
+	mu        sync.Mutex
+	informers map[string]handlerStats
+}
+
+type handlerStats interface {
+	handlerStats(now time.Time) []handlerStat
+}
+
+type handlerStat struct {
+	name      string
+	depth     int
+	lag       time.Duration
+	coalesced uint64
+}
+
+// NewMetrics registers the informer metrics on reg.
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, append([]string{"name"}, labels...))
+	}
+	m := &Metrics{
+		lists:     counter("kinformer_reflector_lists_total", "Lists started by the reflector."),
+		watches:   counter("kinformer_reflector_watches_total", "Watches started by the reflector."),
+		relists:   counter("kinformer_reflector_relists_total", "Relists forced by 410 Gone or a too-large resourceVersion."),
+		events:    counter("kinformer_reflector_watch_events_total", "Watch events received, by type.", "type"),
+		lastRV:    prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "kinformer_reflector_last_resource_version", Help: "Newest resourceVersion seen (when numeric)."}, []string{"name"}),
+		depth:     prometheus.NewDesc("kinformer_informer_handler_buffer_depth", "Notifications waiting for a handler.", []string{"name", "handler"}, nil),
+		lag:       prometheus.NewDesc("kinformer_informer_handler_lag_seconds", "Age of the oldest notification waiting for a handler.", []string{"name", "handler"}, nil),
+		coalesced: prometheus.NewDesc("kinformer_informer_handler_coalesced_total", "Notifications merged because a handler's buffer was full.", []string{"name", "handler"}, nil),
+		informers: map[string]handlerStats{},
+	}
+	for _, c := range []prometheus.Collector{m.lists, m.watches, m.relists, m.events, m.lastRV, (*handlerCollector)(m)} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+type handlerCollector Metrics
+
+func (c *handlerCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.depth
+	ch <- c.lag
+	ch <- c.coalesced
+}
+
+func (c *handlerCollector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := time.Now()
+	for name, inf := range c.informers {
+		for _, h := range inf.handlerStats(now) {
+			ch <- prometheus.MustNewConstMetric(c.depth, prometheus.GaugeValue, float64(h.depth), name, h.name)
+			ch <- prometheus.MustNewConstMetric(c.lag, prometheus.GaugeValue, h.lag.Seconds(), name, h.name)
+			ch <- prometheus.MustNewConstMetric(c.coalesced, prometheus.CounterValue, float64(h.coalesced), name, h.name)
+		}
+	}
+}
+
+func (m *Metrics) forInformer(name string, inf handlerStats) *informerMetrics {
+	m.mu.Lock()
+	m.informers[name] = inf
+	m.mu.Unlock()
+	return &informerMetrics{m: m, name: name}
+}
+
+// informerMetrics is one informer's view of Metrics; it is the reflector's Metrics.
+type informerMetrics struct {
+	m    *Metrics
+	name string
+}
+
+func (im *informerMetrics) List()   { im.m.lists.WithLabelValues(im.name).Inc() }
+func (im *informerMetrics) Watch()  { im.m.watches.WithLabelValues(im.name).Inc() }
+func (im *informerMetrics) Relist() { im.m.relists.WithLabelValues(im.name).Inc() }
+func (im *informerMetrics) Event(t listwatch.EventType) {
+	im.m.events.WithLabelValues(im.name, string(t)).Inc()
+}
+func (im *informerMetrics) ResourceVersion(rv string) {
+	if v, err := strconv.ParseFloat(rv, 64); err == nil {
+		im.m.lastRV.WithLabelValues(im.name).Set(v)
+	}
+}
+
+func (inf *Informer[T]) handlerStats(now time.Time) []handlerStat {
+	inf.mu.Lock()
+	listeners := append([]*listener[T](nil), inf.listeners...)
+	inf.mu.Unlock()
+	out := make([]handlerStat, 0, len(listeners))
+	for i, l := range listeners {
+		name := l.name
+		if name == "" {
+			name = strconv.Itoa(i)
+		}
+		d, lag, c := l.depth(now)
+		out = append(out, handlerStat{name: name, depth: d, lag: lag, coalesced: c})
+	}
+	return out
+}
