@@ -3,6 +3,7 @@ package informer
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/kinformer/kinformer/listwatch"
@@ -75,6 +76,9 @@ func For[T object.Object](ctx context.Context, f *Factory, resource string, sel 
 	}
 	if sel.Namespace != "" {
 		name = sel.Namespace + "/" + name
+	}
+	if sel.LabelSelector != "" || sel.FieldSelector != "" {
+		name += "{" + strings.Trim(sel.LabelSelector+";"+sel.FieldSelector, ";") + "}"
 	}
 	inf := New[T](listwatch.For[T](f.client, info, sel.Namespace), Options[T]{Name: name, Reflector: ropts, Metrics: f.opts.Metrics})
 	f.informers[key] = inf

@@ -86,11 +86,17 @@ func (c *handlerCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
+// forInformer registers an informer under name, or name#2, #3... when the name is taken,
+// so two informers never share a series.
 func (m *Metrics) forInformer(name string, inf handlerStats) *informerMetrics {
 	m.mu.Lock()
-	m.informers[name] = inf
-	m.mu.Unlock()
-	return &informerMetrics{m: m, name: name}
+	defer m.mu.Unlock()
+	unique := name
+	for n := 2; m.informers[unique] != nil; n++ {
+		unique = name + "#" + strconv.Itoa(n)
+	}
+	m.informers[unique] = inf
+	return &informerMetrics{m: m, name: unique}
 }
 
 // informerMetrics is one informer's view of Metrics; it is the reflector's Metrics.

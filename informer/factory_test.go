@@ -1,0 +1,72 @@
+package informer
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/kinformer/kinformer/apisim"
+	"github.com/kinformer/kinformer/object"
+)
+
+func TestFactorySharesAndShutsDown(t *testing.T) {
+	e := newEnv(t, apisim.Options{}) // checks for leaked goroutines after its cleanup
+	e.create(t, "a", nil)
+	reg := prometheus.NewRegistry()
+	m, err := NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := NewFactory(e.client, FactoryOptions{Reflector: fastReflector(), Metrics: m})
+	ctx := context.Background()
+	p1, err := For[*object.Pod](ctx, f, "pods", Selectors{Namespace: "ns"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, _ := For[*object.Pod](ctx, f, "po", Selectors{Namespace: "ns"})
+	if p1 != p2 {
+		t.Error("the same resource and selectors must share one informer")
+	}
+	other, _ := For[*object.Pod](ctx, f, "pods", Selectors{Namespace: "ns", LabelSelector: "app=web"})
+	if other == p1 {
+		t.Error("another selector is another informer")
+	}
+	raw, err := For[*object.Raw](ctx, f, "pods", Selectors{Namespace: "ns"})
+	if err != nil || raw == nil {
+		t.Fatalf("another object type: %v", err)
+	}
+	if _, err := For[*object.Pod](ctx, f, "gadgets", Selectors{}); err == nil {
+		t.Error("an unknown resource must be an error")
+	}
+	rec := newRecorder()
+	p1.AddEventHandler(rec, HandlerOptions{Name: "rec"})
+	f.Start(ctx)
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := f.WaitForSync(wctx); err != nil {
+		t.Fatal(err)
+	}
+	late, _ := For[*object.Pod](ctx, f, "deployments.apps", Selectors{}) // started at once
+	eventually(t, "the late informer", late.HasSynced)
+	e.create(t, "b", nil)
+	eventually(t, "event", func() bool { return rec.count("add ns/b") == 1 })
+
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, fam := range families {
+		seen[fam.GetName()] = true
+	}
+	for _, name := range []string{"kinformer_reflector_lists_total", "kinformer_reflector_watches_total",
+		"kinformer_reflector_watch_events_total", "kinformer_reflector_last_resource_version",
+		"kinformer_informer_handler_buffer_depth", "kinformer_informer_handler_lag_seconds"} {
+		if !seen[name] {
+			t.Errorf("metric %s missing", name)
+		}
+	}
+	f.Shutdown() // newEnv's leak check verifies every goroutine is gone
+}

@@ -1,0 +1,116 @@
+package reflector_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kinformer/kinformer/apisim"
+	"github.com/kinformer/kinformer/internal/leakcheck"
+	"github.com/kinformer/kinformer/listwatch"
+	"github.com/kinformer/kinformer/object"
+	"github.com/kinformer/kinformer/reflector"
+)
+
+// logStore records what the reflector tells it.
+type logStore struct {
+	mu  sync.Mutex
+	log []string
+}
+
+func (s *logStore) rec(f string, args ...any) {
+	s.mu.Lock()
+	s.log = append(s.log, fmt.Sprintf(f, args...))
+	s.mu.Unlock()
+}
+func (s *logStore) Add(p *object.Pod)    { s.rec("add %s", p.Name) }
+func (s *logStore) Update(p *object.Pod) { s.rec("update %s", p.Name) }
+func (s *logStore) Delete(p *object.Pod) { s.rec("delete %s", p.Name) }
+func (s *logStore) Replace(ps []*object.Pod, rv string) {
+	s.rec("replace %d", len(ps))
+}
+func (s *logStore) has(entry string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, l := range s.log {
+		if l == entry {
+			return true
+		}
+	}
+	return false
+}
+
+func TestResumesWithoutRelistWhenTheServerEndsTheWatch(t *testing.T) {
+	leakcheck.Check(t)
+	sim := apisim.New(apisim.Options{})
+	url, _ := sim.Start("127.0.0.1:0")
+	defer sim.Close()
+	c, _ := listwatch.New(&listwatch.Config{Host: url, QPS: -1})
+	defer c.CloseIdleConnections()
+	info, _ := c.Discover(context.Background(), "pods")
+	pods := listwatch.For[*object.Pod](c, info, "ns")
+	store := &logStore{}
+	r := reflector.New[*object.Pod](pods, store, reflector.Options{Name: "pods",
+		Backoff: reflector.Backoff{Initial: 10 * time.Millisecond, Jitter: -1}})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { r.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	waitFor(t, func() bool { return r.Status().State == reflector.StateWatching })
+	sim.Faults().CutWatches(1, false) // every stream ends cleanly after one event
+	for i := range 3 {
+		pods.Create(ctx, &object.Pod{ObjectMeta: object.ObjectMeta{Name: fmt.Sprint("p", i)}})
+	}
+	waitFor(t, func() bool { return store.has("add p2") })
+	store.mu.Lock()
+	defer store.mu.Unlock()
+	replaces := 0
+	for _, l := range store.log {
+		if l[:7] == "replace" {
+			replaces++
+		}
+	}
+	if replaces != 1 {
+		t.Errorf("%d lists; a cleanly ended watch must resume without a relist: %v", replaces, store.log)
+	}
+	if r.LastSyncResourceVersion() == "" {
+		t.Error("no resourceVersion recorded")
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func ExampleReflector() {
+	sim := apisim.New(apisim.Options{})
+	url, _ := sim.Start("127.0.0.1:0")
+	defer sim.Close()
+	c, _ := listwatch.New(&listwatch.Config{Host: url})
+	defer c.CloseIdleConnections()
+	info, _ := c.Discover(context.Background(), "pods")
+	pods := listwatch.For[*object.Pod](c, info, "default")
+	pods.Create(context.Background(), &object.Pod{ObjectMeta: object.ObjectMeta{Name: "a"}})
+
+	store := &logStore{}
+	r := reflector.New[*object.Pod](pods, store, reflector.Options{Name: "pods"})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { r.Run(ctx); close(done) }()
+	for !store.has("replace 1") {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	<-done
+	fmt.Println(store.log[0], "then", r.Status().State)
+	// Output: replace 1 then Stopped
+}
