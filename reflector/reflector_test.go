@@ -3,6 +3,7 @@ package reflector_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -68,7 +69,7 @@ func TestResumesWithoutRelistWhenTheServerEndsTheWatch(t *testing.T) {
 	defer store.mu.Unlock()
 	replaces := 0
 	for _, l := range store.log {
-		if l[:7] == "replace" {
+		if strings.HasPrefix(l, "replace") {
 			replaces++
 		}
 	}
