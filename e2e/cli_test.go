@@ -76,13 +76,13 @@ func TestCLIWatchAgainstRealAPIServer(t *testing.T) {
 	ns := namespace(t)
 	kubectl(t, "-n", ns, "run", "before", "--image=nginx", "--restart=Never")
 	lw := startCLI(t, "watch", "pods", "-n", ns, "--kubeconfig", shared.cluster.Kubeconfig)
-	lw.waitFor(t, "LISTED   "+ns+"/before")
+	lw.waitFor(t, "ADD     "+ns+"/before")
 	kubectl(t, "-n", ns, "run", "after", "--image=nginx", "--restart=Never")
-	lw.waitFor(t, "ADDED    "+ns+"/after")
+	lw.waitFor(t, "ADD     "+ns+"/after")
 	kubectl(t, "-n", ns, "label", "pod", "after", "x=y")
-	lw.waitFor(t, "MODIFIED "+ns+"/after")
+	lw.waitFor(t, "UPDATE  "+ns+"/after")
 	kubectl(t, "-n", ns, "delete", "pod", "after", "--grace-period=0", "--force")
-	lw.waitFor(t, "DELETED  "+ns+"/after")
+	lw.waitFor(t, "DELETE  "+ns+"/after")
 }
 
 func TestCLIWatchAgainstSimulator(t *testing.T) {
@@ -104,7 +104,7 @@ func TestCLIWatchAgainstSimulator(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("kubectl create pod: %v\n%s", err, out)
 	}
-	lw.waitFor(t, "ADDED    default/p1")
+	lw.waitFor(t, "ADD     default/p1")
 	run("delete", "pod", "p1")
-	lw.waitFor(t, "DELETED  default/p1")
+	lw.waitFor(t, "DELETE  default/p1")
 }

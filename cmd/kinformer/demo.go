@@ -10,13 +10,14 @@ import (
 	"time"
 
 	"github.com/kinformer/kinformer/apisim"
+	"github.com/kinformer/kinformer/informer"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 )
 
 // runDemo needs no cluster: it starts the simulated apiserver in-process, churns pods
-// through the REST client, and watches them with the same list+watch loop as
-// `kinformer watch`, for a bounded time.
+// through the REST client, and prints what an informer's handler sees, as
+// `kinformer watch` does, for a bounded time.
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -51,7 +52,11 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		defer wg.Done()
 		churn(ctx, pods)
 	}()
-	err = watchLoop(ctx, listwatch.For[*object.Raw](c, info, "default"), watchFlags{}, url, stdout)
+	f := informer.NewFactory(c, informer.FactoryOptions{})
+	inf, err := informer.For[*object.Raw](ctx, f, "pods", informer.Selectors{Namespace: "default"})
+	if err == nil {
+		err = watchInformer(ctx, f, inf, listwatch.For[*object.Raw](c, info, "default"), stdout)
+	}
 	cancel()
 	wg.Wait()
 	fmt.Fprintln(stdout, "# demo finished")

@@ -19,8 +19,10 @@ Usage:
   kinformer demo [--duration 10s]            run a simulated apiserver, churn pods, watch them
   kinformer sim --addr HOST:PORT --kubeconfig-out FILE
                                              serve the simulated apiserver until interrupted
-  kinformer watch RESOURCE [-n NS | -A] [-l SELECTOR] [--kubeconfig FILE] [--context NAME] [--websocket]
-                                             print one line per object event
+  kinformer watch RESOURCE [-n NS | -A] [-l SELECTOR] [--kubeconfig FILE] [--context NAME] [--websocket] [--streaming-list]
+                                             run an informer and print its handler events
+  kinformer cache dump RESOURCE [...]        sync an informer, print its cache as sorted JSON lines
+  kinformer cache verify RESOURCE [...]      compare the synced cache with a fresh list (exit 1 on any difference)
 
 Run 'kinformer COMMAND -h' for the flags of a command.
 `
@@ -61,6 +63,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runSim(ctx, args[1:], stdout, stderr)
 	case "watch":
 		return runWatch(ctx, args[1:], stdout, stderr)
+	case "cache":
+		return runCache(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -76,15 +76,15 @@ func TestWatchPrintsEvents(t *testing.T) {
 	var out, errOut syncBuffer
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, []string{"watch", "pods", "--kubeconfig", kc, "-l", ""}, &out, &errOut) }()
-	waitFor(t, &out, "LISTED   default/before")
+	waitFor(t, &out, "ADD     default/before rv=2 initial=true")
 	if _, err := pods.Create(ctx, &object.Pod{ObjectMeta: object.ObjectMeta{Name: "after"}}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, &out, "ADDED    default/after")
+	waitFor(t, &out, "ADD     default/after")
 	if err := pods.Delete(ctx, "after", listwatch.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, &out, "DELETED  default/after")
+	waitFor(t, &out, "DELETE  default/after")
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("watch ended with %v", err)
@@ -143,9 +143,43 @@ func TestDemoRuns(t *testing.T) {
 	if err := run(context.Background(), []string{"demo", "--duration", "1500ms"}, &out, &errOut); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"ADDED", "# demo finished"} {
+	for _, want := range []string{"ADD ", "# demo finished"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+func TestCacheDumpAndVerify(t *testing.T) {
+	leakcheck.Check(t)
+	sim, kc := startSim(t, apisim.Options{})
+	cfg, _ := listwatch.LoadKubeconfig(listwatch.LoadOptions{Path: kc})
+	c, _ := listwatch.New(cfg)
+	defer c.CloseIdleConnections()
+	info, _ := c.Discover(context.Background(), "pods")
+	pods := listwatch.For[*object.Pod](c, info, "default")
+	for _, n := range []string{"b", "a"} {
+		if _, err := pods.Create(context.Background(), &object.Pod{ObjectMeta: object.ObjectMeta{Name: n}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out, errOut syncBuffer
+	if err := run(context.Background(), []string{"cache", "dump", "pods", "--kubeconfig", kc}, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], `{"namespace":"default","name":"a","uid":"`) || !strings.Contains(lines[1], `"name":"b"`) {
+		t.Errorf("dump:\n%s", out.String())
+	}
+	var vout syncBuffer
+	if err := run(context.Background(), []string{"cache", "verify", "pods", "--kubeconfig", kc}, &vout, &errOut); err != nil {
+		t.Fatalf("verify: %v\n%s", err, vout.String())
+	}
+	if !strings.Contains(vout.String(), "verified 2 objects") {
+		t.Errorf("verify output: %s", vout.String())
+	}
+	_ = sim
+	if err := run(context.Background(), []string{"cache", "list"}, &vout, &errOut); exitCode(err) != 2 {
+		t.Errorf("bad subcommand: %v", err)
 	}
 }

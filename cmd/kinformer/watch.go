@@ -7,59 +7,64 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sync"
 	"time"
 
+	"github.com/kinformer/kinformer/informer"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
+	"github.com/kinformer/kinformer/reflector"
 )
 
-type watchFlags struct {
+// target is what watch and cache commands act on: a resource, a namespace, selectors.
+type target struct {
 	namespace     string
 	allNamespaces bool
 	selector      string
+	fieldSelector string
 	kubeconfig    string
 	context       string
 	websocket     bool
+	streaming     bool
 }
 
-func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("watch", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var f watchFlags
-	fs.StringVar(&f.namespace, "n", "", "namespace (default: the kubeconfig context's)")
-	fs.BoolVar(&f.allNamespaces, "A", false, "all namespaces")
-	fs.StringVar(&f.selector, "l", "", "label selector")
-	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
-	fs.StringVar(&f.context, "context", "", "kubeconfig context")
-	fs.BoolVar(&f.websocket, "websocket", false, "carry the watch over a websocket")
+func (t *target) flags(fs *flag.FlagSet) {
+	fs.StringVar(&t.namespace, "n", "", "namespace (default: the kubeconfig context's)")
+	fs.BoolVar(&t.allNamespaces, "A", false, "all namespaces")
+	fs.StringVar(&t.selector, "l", "", "label selector")
+	fs.StringVar(&t.fieldSelector, "field-selector", "", "field selector")
+	fs.StringVar(&t.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
+	fs.StringVar(&t.context, "context", "", "kubeconfig context")
+	fs.BoolVar(&t.websocket, "websocket", false, "carry watches over websockets")
+	fs.BoolVar(&t.streaming, "streaming-list", false, "fetch the initial state with a streaming list")
+}
+
+// open parses the arguments and builds the client and an informer of raw objects for the
+// one resource named.
+func (t *target) open(ctx context.Context, fs *flag.FlagSet, args []string, usage string) (*informer.Factory, *informer.Informer[*object.Raw], *listwatch.Resource[*object.Raw], error) {
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
 	if len(pos) != 1 {
-		return usageError{"usage: kinformer watch RESOURCE [-n NS | -A] [-l SELECTOR] [--kubeconfig FILE]"}
+		return nil, nil, nil, usageError{usage}
 	}
-	if f.selector != "" {
-		if _, err := object.ParseSelector(f.selector); err != nil {
-			return usageError{err.Error()}
+	if t.selector != "" {
+		if _, err := object.ParseSelector(t.selector); err != nil {
+			return nil, nil, nil, usageError{err.Error()}
 		}
 	}
-	cfg, err := listwatch.LoadKubeconfig(listwatch.LoadOptions{Path: f.kubeconfig, Context: f.context})
+	cfg, err := listwatch.LoadKubeconfig(listwatch.LoadOptions{Path: t.kubeconfig, Context: t.context})
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
 	c, err := listwatch.New(cfg)
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
-	defer c.CloseIdleConnections()
-	info, err := c.Discover(ctx, pos[0])
-	if err != nil {
-		return explain(err, cfg.Host)
-	}
-	ns := f.namespace
+	ns := t.namespace
 	switch {
-	case f.allNamespaces:
+	case t.allNamespaces:
 		ns = ""
 	case ns == "":
 		ns = cfg.Namespace
@@ -67,65 +72,78 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			ns = "default"
 		}
 	}
-	r := listwatch.For[*object.Raw](c, info, ns)
-	return watchLoop(ctx, r, f, cfg.Host, stdout)
+	f := informer.NewFactory(c, informer.FactoryOptions{Reflector: reflector.Options{WebSocket: t.websocket, StreamingList: t.streaming}})
+	inf, err := informer.For[*object.Raw](ctx, f, pos[0], informer.Selectors{Namespace: ns, LabelSelector: t.selector, FieldSelector: t.fieldSelector})
+	if err != nil {
+		c.CloseIdleConnections()
+		return nil, nil, nil, explain(err, cfg.Host)
+	}
+	info, _ := c.Discover(ctx, pos[0]) // cached by the call above
+	return f, inf, listwatch.For[*object.Raw](c, info, ns), nil
 }
 
-// watchLoop lists, prints every object, then watches from the list's resourceVersion.
-// A watch that ends cleanly resumes from the last resourceVersion seen; a 410 relists.
-// It is a plain list+watch with no cache; the informer builds on the same protocol.
-func watchLoop(ctx context.Context, r *listwatch.Resource[*object.Raw], f watchFlags, host string, out io.Writer) error {
+func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("watch", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var t target
+	t.flags(fs)
+	f, inf, res, err := t.open(ctx, fs, args, "usage: kinformer watch RESOURCE [-n NS | -A] [-l SELECTOR] [--kubeconfig FILE]")
+	if err != nil {
+		return err
+	}
+	return watchInformer(ctx, f, inf, res, stdout)
+}
+
+// watchInformer prints every notification of inf until ctx ends, or returns the reason
+// the informer cannot sync (403, unreachable server, ...) if it fails to start.
+func watchInformer(ctx context.Context, f *informer.Factory, inf *informer.Informer[*object.Raw], res *listwatch.Resource[*object.Raw], out io.Writer) error {
+	var mu sync.Mutex // handler output and the final error share out
+	print := func(format string, args ...any) {
+		mu.Lock()
+		fmt.Fprintf(out, format, args...)
+		mu.Unlock()
+	}
+	_, _ = inf.AddEventHandler(informer.HandlerFuncs[*object.Raw]{
+		AddFunc: func(o *object.Raw, initial bool) {
+			print("%-7s %s rv=%s initial=%v\n", "ADD", object.Key(o), o.ResourceVersion, initial)
+		},
+		UpdateFunc: func(_, o *object.Raw) { print("%-7s %s rv=%s\n", "UPDATE", object.Key(o), o.ResourceVersion) },
+		DeleteFunc: func(o *object.Raw, fsu bool) {
+			print("%-7s %s rv=%s final-state-unknown=%v\n", "DELETE", object.Key(o), o.ResourceVersion, fsu)
+		},
+	}, informer.HandlerOptions{Name: "print"})
+	runCtx, cancel := context.WithCancel(ctx)
+	defer func() {
+		cancel()
+		f.Shutdown()
+	}()
+	f.Start(runCtx)
+	if err := waitStarted(runCtx, inf); err != nil {
+		return explain(err, res.Info().Resource)
+	}
+	<-ctx.Done()
+	return nil
+}
+
+// waitStarted waits for the informer to sync, but gives up at the first list error that
+// retrying will not fix (401, 403, 404, an unreachable server), with that error.
+func waitStarted(ctx context.Context, inf *informer.Informer[*object.Raw]) error {
 	for {
-		rv, err := r.ListAll(ctx, listwatch.ListOptions{LabelSelector: f.selector, Limit: 500}, func(l *object.List[*object.Raw]) error {
-			for _, obj := range l.Items {
-				printEvent(out, "LISTED", obj)
-			}
+		wctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+		err := informer.WaitForSync(wctx, inf)
+		cancel()
+		if err == nil || ctx.Err() != nil {
 			return nil
-		})
-		if err != nil {
-			return explain(err, host)
 		}
-		for {
-			w, err := r.Watch(ctx, listwatch.WatchOptions{ResourceVersion: rv, LabelSelector: f.selector,
-				AllowBookmarks: true, TimeoutSeconds: 300, IdleTimeout: 330 * time.Second, WebSocket: f.websocket})
-			if err != nil {
-				if object.IsGone(err) {
-					break
-				}
-				return explain(err, host)
-			}
-			rv, err = printStream(w, rv, out)
-			w.Close()
-			switch {
-			case ctx.Err() != nil:
-				return nil
-			case errors.Is(err, io.EOF):
-				continue // the server's timeout: resume
-			case object.IsGone(err):
-				fmt.Fprintln(out, "# resourceVersion expired (410): relisting")
-			default:
-				return explain(err, host)
-			}
-			break
+		if last := inf.Status().LastError; last != nil && permanent(last) {
+			return last
 		}
 	}
 }
 
-func printStream(w *listwatch.Watch[*object.Raw], rv string, out io.Writer) (string, error) {
-	for {
-		ev, err := w.Next()
-		if err != nil {
-			return rv, err
-		}
-		rv = ev.Object.ResourceVersion
-		if ev.Type != listwatch.Bookmark {
-			printEvent(out, string(ev.Type), ev.Object)
-		}
-	}
-}
-
-func printEvent(out io.Writer, typ string, obj *object.Raw) {
-	fmt.Fprintf(out, "%-8s %s rv=%s\n", typ, object.Key(obj), obj.ResourceVersion)
+func permanent(err error) bool {
+	var netErr *net.OpError
+	return object.IsUnauthorized(err) || object.IsForbidden(err) || object.IsNotFound(err) || errors.As(err, &netErr)
 }
 
 // explain adds what a user should check to the errors a newcomer meets first.

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kinformer/kinformer/informer"
+	"github.com/kinformer/kinformer/listwatch"
+	"github.com/kinformer/kinformer/object"
+)
+
+// cacheEntry is one line of `cache dump`.
+type cacheEntry struct {
+	Namespace       string `json:"namespace"`
+	Name            string `json:"name"`
+	UID             string `json:"uid"`
+	ResourceVersion string `json:"resourceVersion"`
+}
+
+func entryOf(o *object.Raw) cacheEntry {
+	return cacheEntry{Namespace: o.Namespace, Name: o.Name, UID: o.UID, ResourceVersion: o.ResourceVersion}
+}
+
+func runCache(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || (args[0] != "dump" && args[0] != "verify") {
+		return usageError{"usage: kinformer cache dump|verify RESOURCE [-n NS | -A] [-l SELECTOR] [--kubeconfig FILE]"}
+	}
+	fs := flag.NewFlagSet("cache "+args[0], flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var t target
+	t.flags(fs)
+	f, inf, res, err := t.open(ctx, fs, args[1:], "usage: kinformer cache "+args[0]+" RESOURCE [-n NS | -A] [-l SELECTOR] [--kubeconfig FILE]")
+	if err != nil {
+		return err
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer func() {
+		cancel()
+		f.Shutdown()
+	}()
+	f.Start(runCtx)
+	if err := waitStarted(runCtx, inf); err != nil {
+		return explain(err, res.Info().Resource)
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	if args[0] == "dump" {
+		return dump(inf, stdout)
+	}
+	return verify(ctx, inf, res, t, stdout)
+}
+
+// dump prints the synced cache as sorted JSON lines.
+func dump(inf *informer.Informer[*object.Raw], out io.Writer) error {
+	objs := inf.Cache().List()
+	slices.SortFunc(objs, func(a, b *object.Raw) int { return strings.Compare(object.Key(a), object.Key(b)) })
+	enc := json.NewEncoder(out)
+	for _, o := range objs {
+		if err := enc.Encode(entryOf(o)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// errDifferences makes `cache verify` exit 1.
+type errDifferences int
+
+func (e errDifferences) Error() string {
+	return fmt.Sprintf("%d difference(s) between the cache and the server", int(e))
+}
+
+// verify compares the synced cache with a fresh consistent list. The informer is first
+// given time to reach the list's resourceVersion, so that on a quiet resource any
+// difference is a real one.
+func verify(ctx context.Context, inf *informer.Informer[*object.Raw], res *listwatch.Resource[*object.Raw], t target, out io.Writer) error {
+	server := map[string]cacheEntry{}
+	listRV, err := res.ListAll(ctx, listwatch.ListOptions{LabelSelector: t.selector, FieldSelector: t.fieldSelector, Limit: 500},
+		func(l *object.List[*object.Raw]) error {
+			for _, o := range l.Items {
+				server[object.Key(o)] = entryOf(o)
+			}
+			return nil
+		})
+	if err != nil {
+		return err
+	}
+	caughtUp(ctx, inf, listRV)
+	cache := map[string]cacheEntry{}
+	for _, o := range inf.Cache().List() {
+		cache[object.Key(o)] = entryOf(o)
+	}
+	diffs := differences(server, cache)
+	for _, d := range diffs {
+		fmt.Fprintln(out, d)
+	}
+	fmt.Fprintf(out, "verified %d objects at resourceVersion %s: %d difference(s)\n", len(server), listRV, len(diffs))
+	if len(diffs) > 0 {
+		return errDifferences(len(diffs))
+	}
+	return nil
+}
+
+// differences describes, sorted by key, every object missing from the cache, cached but
+// not on the server, or cached with another uid or resourceVersion.
+func differences(server, cache map[string]cacheEntry) []string {
+	var keys []string
+	for k := range server {
+		keys = append(keys, k)
+	}
+	for k := range cache {
+		if _, ok := server[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	var out []string
+	for _, k := range keys {
+		s, inServer := server[k]
+		c, inCache := cache[k]
+		switch {
+		case !inCache:
+			out = append(out, fmt.Sprintf("missing from cache: %s (uid %s, rv %s)", k, s.UID, s.ResourceVersion))
+		case !inServer:
+			out = append(out, fmt.Sprintf("not on server:      %s (uid %s, rv %s)", k, c.UID, c.ResourceVersion))
+		case s != c:
+			out = append(out, fmt.Sprintf("differs:            %s cache uid %s rv %s, server uid %s rv %s", k, c.UID, c.ResourceVersion, s.UID, s.ResourceVersion))
+		}
+	}
+	return out
+}
+
+// caughtUp waits briefly until the informer has seen listRV (resourceVersions of an
+// etcd-backed apiserver are increasing integers; anything else is compared as is).
+func caughtUp(ctx context.Context, inf *informer.Informer[*object.Raw], listRV string) {
+	for range 100 {
+		seen := inf.Status().LastSyncResourceVersion
+		if len(seen) > len(listRV) || len(seen) == len(listRV) && seen >= listRV || ctx.Err() != nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
