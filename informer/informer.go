@@ -363,7 +363,8 @@ type SyncStatus struct {
 // Status returns the informer's sync status.
 func (inf *Informer[T]) Status() SyncStatus {
 	s := inf.reflector.Status()
-	return SyncStatus{Synced: inf.HasSynced(), State: s.State, LastError: s.LastError, LastSyncResourceVersion: s.LastSyncResourceVersion}
+	return SyncStatus{Synced: inf.HasSynced(), State: s.State, LastError: s.LastError,
+		LastSyncResourceVersion: s.LastSyncResourceVersion, StreamingFallback: s.StreamingFallback}
 }
 
 // Cache returns the informer's indexer (read-only objects; see package indexer).

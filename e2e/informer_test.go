@@ -1,0 +1,270 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/kinformer/kinformer/informer"
+	"github.com/kinformer/kinformer/listwatch"
+	"github.com/kinformer/kinformer/object"
+	"github.com/kinformer/kinformer/reflector"
+)
+
+// view is a handler's picture of the world, built only from its events.
+type view struct {
+	mu sync.Mutex
+	m  map[string]string // key → resourceVersion
+}
+
+func newView() *view { return &view{m: map[string]string{}} }
+
+func handlerFor[T object.Object](v *view) informer.HandlerFuncs[T] {
+	set := func(o T) {
+		v.mu.Lock()
+		v.m[object.Key(o)] = o.Meta().ResourceVersion
+		v.mu.Unlock()
+	}
+	return informer.HandlerFuncs[T]{
+		AddFunc:    func(o T, _ bool) { set(o) },
+		UpdateFunc: func(_, o T) { set(o) },
+		DeleteFunc: func(o T, _ bool) {
+			v.mu.Lock()
+			delete(v.m, object.Key(o))
+			v.mu.Unlock()
+		},
+	}
+}
+
+func (v *view) snapshot() map[string]string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	out := map[string]string{}
+	for k, rv := range v.m {
+		out[k] = rv
+	}
+	return out
+}
+
+func cacheOf[T object.Object](inf *informer.Informer[T]) map[string]string {
+	out := map[string]string{}
+	for _, o := range inf.Cache().List() {
+		out[object.Key(o)] = o.Meta().ResourceVersion
+	}
+	return out
+}
+
+func serverOf[T object.Object](t *testing.T, r *listwatch.Resource[T]) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	_, err := r.ListAll(context.Background(), listwatch.ListOptions{Limit: 100}, func(l *object.List[T]) error {
+		for _, o := range l.Items {
+			out[object.Key(o)] = o.Meta().ResourceVersion
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// converge waits until the cache and the handler's view both equal the server.
+func converge[T object.Object](t *testing.T, what string, inf *informer.Informer[T], v *view, r *listwatch.Resource[T]) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		want := serverOf(t, r)
+		if cmp.Equal(want, cacheOf(inf)) && cmp.Equal(want, v.snapshot()) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: no convergence.\ncache (-server +cache):\n%s\nhandler (-server +handler):\n%s",
+				what, cmp.Diff(want, cacheOf(inf)), cmp.Diff(want, v.snapshot()))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+const widgetCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  names: {plural: widgets, singular: widget, kind: Widget}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+`
+
+func TestInformersUnderChurn(t *testing.T) {
+	ns := namespace(t)
+	kubectlIn(t, widgetCRD, "apply", "-f", "-")
+	kubectl(t, "wait", "--for=condition=Established", "crd/widgets.example.com", "--timeout=60s")
+	c := client(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f := informer.NewFactory(c, informer.FactoryOptions{})
+	defer f.Shutdown()
+	pods, err := informer.For[*object.Pod](ctx, f, "pods", informer.Selectors{Namespace: ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deps, err := informer.For[*object.Deployment](ctx, f, "deployments.apps", informer.Selectors{Namespace: ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	widgets, err := informer.For[*object.Raw](ctx, f, "widgets.example.com", informer.Selectors{Namespace: ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pv, dv, wv := newView(), newView(), newView()
+	pods.AddEventHandler(handlerFor[*object.Pod](pv), informer.HandlerOptions{})
+	deps.AddEventHandler(handlerFor[*object.Deployment](dv), informer.HandlerOptions{})
+	widgets.AddEventHandler(handlerFor[*object.Raw](wv), informer.HandlerOptions{})
+	f.Start(ctx)
+	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
+	defer wcancel()
+	if err := f.WaitForSync(wctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// Churn: pods with kubectl, deployments and widgets with the REST client.
+	for i := range 6 {
+		kubectl(t, "-n", ns, "run", fmt.Sprint("p", i), "--image=nginx", "--restart=Never", "--labels=round=0")
+	}
+	kubectl(t, "-n", ns, "label", "pods", "--all", "round=1", "--overwrite")
+	kubectl(t, "-n", ns, "delete", "pod", "p0", "p1", "--grace-period=0", "--force")
+	depRes := resource[*object.Deployment](t, c, "deployments.apps", ns)
+	widgetRes := resource[*object.Raw](t, c, "widgets.example.com", ns)
+	for i := range 4 {
+		d := &object.Deployment{ObjectMeta: object.ObjectMeta{Name: fmt.Sprint("d", i)}}
+		d.Spec.Selector = &object.LabelSelector{MatchLabels: map[string]string{"app": "d"}}
+		d.Spec.Template.Labels = map[string]string{"app": "d"}
+		d.Spec.Template.Spec = json.RawMessage(`{"containers":[{"name":"c","image":"nginx"}]}`)
+		if _, err := depRes.Create(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+		w := &object.Raw{TypeMeta: object.TypeMeta{APIVersion: "example.com/v1", Kind: "Widget"}, ObjectMeta: object.ObjectMeta{Name: fmt.Sprint("w", i)}}
+		w.Unknown = object.Unknown{"spec": json.RawMessage(`{"size":` + fmt.Sprint(i) + `}`)}
+		if _, err := widgetRes.Create(ctx, w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := depRes.Patch(ctx, "d0", listwatch.MergePatch, []byte(`{"spec":{"replicas":3}}`), ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := widgetRes.Delete(ctx, "w1", listwatch.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	converge(t, "pods", pods, pv, resource[*object.Pod](t, c, "pods", ns))
+	converge(t, "deployments", deps, dv, depRes)
+	converge(t, "widgets", widgets, wv, widgetRes)
+
+	// kinformer cache verify, as a process, agrees.
+	out, err := exec.Command(shared.bin, "cache", "verify", "pods", "-n", ns, "--kubeconfig", shared.cluster.Kubeconfig).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "verified 4 objects") || !strings.Contains(string(out), ": 0 difference(s)") {
+		t.Errorf("cache verify: %v\n%s", err, out)
+	}
+}
+
+// TestCompactionForcesRelist: configmap watches in this cluster bypass the watch cache,
+// so a watch resumed from a resourceVersion that etcd has compacted gets 410 and the
+// informer must relist. Churn in another namespace moves etcd on while the informer's
+// namespace stays quiet and its short watches keep ending and resuming.
+func TestCompactionForcesRelist(t *testing.T) {
+	ns, busy := namespace(t), namespace(t)
+	kubectl(t, "-n", ns, "create", "configmap", "before")
+	c := client(t)
+	reg := prometheus.NewRegistry()
+	m, err := informer.NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cms := resource[*object.Raw](t, c, "configmaps", ns)
+	inf := informer.New[*object.Raw](cms, informer.Options[*object.Raw]{Name: "configmaps", Metrics: m,
+		Reflector: reflector.Options{WatchTimeoutMin: 2 * time.Second, WatchTimeoutMax: 2 * time.Second}})
+	v := newView()
+	inf.AddEventHandler(handlerFor[*object.Raw](v), informer.HandlerOptions{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { inf.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	if err := informer.WaitForSync(ctxFor(t, 30*time.Second), inf); err != nil {
+		t.Fatal(err)
+	}
+	busyRes := resource[*object.Raw](t, c, "configmaps", busy)
+	deadline := time.Now().Add(40 * time.Second)
+	i := 0
+	for relists(t, reg) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no relist after 40 s of churn and compaction; status %+v", inf.Status())
+		}
+		o := &object.Raw{ObjectMeta: object.ObjectMeta{Name: fmt.Sprint("churn-", i)}}
+		if _, err := busyRes.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		i++
+		time.Sleep(100 * time.Millisecond)
+	}
+	kubectl(t, "-n", ns, "create", "configmap", "after")
+	converge(t, "configmaps after the relist", inf, v, cms)
+}
+
+func relists(t *testing.T, reg *prometheus.Registry) float64 {
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		if f.GetName() == "kinformer_reflector_relists_total" {
+			return f.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	return 0
+}
+
+func TestStreamingListMatchesListAndWatch(t *testing.T) {
+	ns := namespace(t)
+	for i := range 5 {
+		kubectl(t, "-n", ns, "create", "secret", "generic", fmt.Sprint("s", i), "--from-literal=k=v")
+	}
+	c := client(t)
+	secrets := resource[*object.Raw](t, c, "secrets", ns)
+	streaming := informer.New[*object.Raw](secrets, informer.Options[*object.Raw]{Name: "streaming", Reflector: reflector.Options{StreamingList: true}})
+	classic := informer.New[*object.Raw](secrets, informer.Options[*object.Raw]{Name: "classic"})
+	sv, cv := newView(), newView()
+	streaming.AddEventHandler(handlerFor[*object.Raw](sv), informer.HandlerOptions{})
+	classic.AddEventHandler(handlerFor[*object.Raw](cv), informer.HandlerOptions{})
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for _, inf := range []*informer.Informer[*object.Raw]{streaming, classic} {
+		wg.Add(1)
+		go func() { defer wg.Done(); inf.Run(ctx) }()
+	}
+	defer func() { cancel(); wg.Wait() }()
+	if err := informer.WaitForSync(ctxFor(t, 30*time.Second), streaming, classic); err != nil {
+		t.Fatal(err)
+	}
+	if streaming.Status().StreamingFallback {
+		t.Errorf("the real apiserver's streaming list was given up: %v", streaming.Status().LastError)
+	}
+	kubectl(t, "-n", ns, "delete", "secret", "s0")
+	kubectl(t, "-n", ns, "create", "secret", "generic", "late")
+	converge(t, "streaming", streaming, sv, secrets)
+	converge(t, "classic", classic, cv, secrets)
+	if d := cmp.Diff(cacheOf(classic), cacheOf(streaming)); d != "" {
+		t.Errorf("streaming vs list+watch caches:\n%s", d)
+	}
+}
