@@ -358,6 +358,8 @@ type SyncStatus struct {
 	State                   reflector.State
 	LastError               error // the reason it is not synced yet (403 on list, unknown resource, ...)
 	LastSyncResourceVersion string
+	// StreamingFallback: a streaming list was asked for but given up for list+watch.
+	StreamingFallback bool
 }
 
 // Status returns the informer's sync status.
