@@ -89,8 +89,13 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, req apiReques
 	items := s.store.snapshot(tk, rev)
 	s.store.mu.Unlock()
 
+	metaOnly := wantsMetadata(r.Header.Get("Accept"))
+	kind, apiVersion := req.typ.Kind+"List", req.typ.groupVersion()
+	if metaOnly {
+		kind, apiVersion = "PartialObjectMetadataList", "meta.k8s.io/v1"
+	}
 	var buf bytes.Buffer
-	buf.WriteString(`{"kind":"` + req.typ.Kind + `List","apiVersion":"` + req.typ.groupVersion() + `","metadata":{"resourceVersion":"` + strconv.FormatInt(rev, 10) + `"`)
+	buf.WriteString(`{"kind":"` + kind + `","apiVersion":"` + apiVersion + `","metadata":{"resourceVersion":"` + strconv.FormatInt(rev, 10) + `"`)
 	var page []keyed
 	next := ""
 	remaining := int64(0)
@@ -113,7 +118,11 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, req apiReques
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		buf.Write(it.rec.item)
+		if metaOnly {
+			buf.Write(metadataOf(it.rec))
+		} else {
+			buf.Write(it.rec.item)
+		}
 	}
 	buf.WriteString("]}")
 	writeRaw(w, http.StatusOK, buf.Bytes())

@@ -197,3 +197,12 @@ func (f filter) matches(obj map[string]any) bool {
 	}
 	return f.labels.Matches(labels(obj)) && f.fields.matches(obj)
 }
+
+// wantsMetadata reports an Accept header asking for PartialObjectMetadata.
+func wantsMetadata(accept string) bool { return strings.Contains(accept, "as=PartialObjectMetadata") }
+
+// metadataOf is a stored object as PartialObjectMetadata: kind, apiVersion, metadata.
+func metadataOf(rec *record) []byte {
+	b, _ := json.Marshal(map[string]any{"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": rec.obj["metadata"]})
+	return b
+}

@@ -23,7 +23,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, req apiRe
 	case r.Method == http.MethodGet && req.name == "":
 		err = s.serveList(w, r, req)
 	case r.Method == http.MethodGet:
-		err = s.serveGet(w, req)
+		err = s.serveGet(w, req, r.Header.Get("Accept"))
 	case r.Method == http.MethodPost && req.name == "":
 		err = s.serveCreate(w, r, req)
 	case r.Method == http.MethodPut && req.name != "":
@@ -43,18 +43,21 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, req apiRe
 
 func (s *Server) key(req apiRequest) string { return object.KeyFor(req.namespace, req.name) }
 
-func (s *Server) serveGet(w http.ResponseWriter, req apiRequest) error {
+func (s *Server) serveGet(w http.ResponseWriter, req apiRequest, accept string) error {
 	s.store.mu.Lock()
 	rec := s.store.objects[typeKey(req.typ.Group, req.typ.Resource)][s.key(req)]
 	s.store.mu.Unlock()
 	if rec == nil {
 		return object.NewNotFound(req.typ.Resource, req.name)
 	}
-	if req.sub == "scale" {
+	switch {
+	case req.sub == "scale":
 		writeJSON(w, http.StatusOK, scaleOf(req.typ, rec.obj))
-		return nil
+	case wantsMetadata(accept):
+		writeRaw(w, http.StatusOK, metadataOf(rec))
+	default:
+		writeRaw(w, http.StatusOK, rec.data)
 	}
-	writeRaw(w, http.StatusOK, rec.data)
 	return nil
 }
 

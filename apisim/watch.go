@@ -139,7 +139,7 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, req apiReque
 		sink = &chunkedSink{w: w, f: fl}
 	}
 	ws := &watchStream{s: s, sink: sink, typ: req.typ, tk: tk, filter: f,
-		bookmarks: r.URL.Query().Get("allowWatchBookmarks") == "true"}
+		bookmarks: r.URL.Query().Get("allowWatchBookmarks") == "true", metaOnly: wantsMetadata(r.Header.Get("Accept"))}
 	if secs, _ := strconv.ParseInt(r.URL.Query().Get("timeoutSeconds"), 10, 64); secs > 0 {
 		var c2 context.CancelFunc
 		ctx, c2 = context.WithTimeout(ctx, time.Duration(secs)*time.Second)
@@ -156,6 +156,7 @@ type watchStream struct {
 	tk        string
 	filter    filter
 	bookmarks bool
+	metaOnly  bool // PartialObjectMetadata instead of whole objects
 	sent      int
 }
 
@@ -166,7 +167,7 @@ func (ws *watchStream) run(ctx context.Context, start watchStart) {
 		return
 	}
 	for _, it := range start.initial {
-		if ws.filter.matches(it.rec.obj) && !ws.send("ADDED", it.rec.data) {
+		if ws.filter.matches(it.rec.obj) && !ws.send("ADDED", it.rec) {
 			return
 		}
 	}
@@ -190,7 +191,7 @@ func (ws *watchStream) run(ctx context.Context, start watchStart) {
 				return
 			}
 			for _, c := range changes {
-				if typ, data := ws.eventFor(c); typ != "" && !ws.send(typ, data) {
+				if typ, rec := ws.eventFor(c); typ != "" && !ws.send(typ, rec) {
 					return
 				}
 			}
@@ -219,7 +220,7 @@ func (ws *watchStream) run(ctx context.Context, start watchStart) {
 
 // eventFor turns a change into the event this watch sees: label changes that move an
 // object into or out of the selector become ADDED or DELETED, as in Kubernetes.
-func (ws *watchStream) eventFor(c change) (string, []byte) {
+func (ws *watchStream) eventFor(c change) (string, *record) {
 	if c.resource != ws.tk {
 		return "", nil
 	}
@@ -227,20 +228,24 @@ func (ws *watchStream) eventFor(c change) (string, []byte) {
 	is := c.next != nil && ws.filter.matches(c.next.obj)
 	switch {
 	case c.next == nil && was:
-		return "DELETED", c.tomb.data
+		return "DELETED", c.tomb
 	case was && is:
-		return "MODIFIED", c.next.data
+		return "MODIFIED", c.next
 	case is:
-		return "ADDED", c.next.data
+		return "ADDED", c.next
 	case was:
-		return "DELETED", c.next.data
+		return "DELETED", c.next
 	}
 	return "", nil
 }
 
 // send writes one event, applying frame faults and stream cuts. It reports whether the
 // stream goes on.
-func (ws *watchStream) send(typ string, data []byte) bool {
+func (ws *watchStream) send(typ string, rec *record) bool {
+	data := rec.data
+	if ws.metaOnly {
+		data = metadataOf(rec)
+	}
 	var frame []byte
 	switch ws.s.faults.nextFrame() {
 	case frameMalformed:

@@ -268,3 +268,35 @@ func TestStreamingListMatchesListAndWatch(t *testing.T) {
 		t.Errorf("streaming vs list+watch caches:\n%s", d)
 	}
 }
+
+func TestMetadataOnlyInformerAgainstRealAPIServer(t *testing.T) {
+	ns := namespace(t)
+	kubectlIn(t, strings.Replace(deploymentYAML, "name: roundtrip", "name: meta", 1), "-n", ns, "apply", "-f", "-")
+	c := client(t)
+	f := informer.NewFactory(c, informer.FactoryOptions{})
+	defer f.Shutdown()
+	ctx := context.Background()
+	inf, err := informer.For[*object.Raw](ctx, f, "deployments.apps", informer.Selectors{Namespace: ns, MetadataOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Start(ctx)
+	if err := f.WaitForSync(ctxFor(t, 30*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	kubectl(t, "-n", ns, "label", "deployment", "meta", "watched=yes")
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		o, ok := inf.Lister().Get(ns + "/meta")
+		if ok && o.Labels["watched"] == "yes" {
+			if o.Kind != "PartialObjectMetadata" || o.APIVersion != "meta.k8s.io/v1" || o.Unknown["spec"] != nil {
+				t.Errorf("kind %q apiVersion %q spec %s", o.Kind, o.APIVersion, o.Unknown["spec"])
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the label change never reached the metadata-only cache: %+v", o)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

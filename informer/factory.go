@@ -47,6 +47,9 @@ type Selectors struct {
 	Namespace     string // "" for all namespaces
 	LabelSelector string
 	FieldSelector string
+	// MetadataOnly caches PartialObjectMetadata (names, labels, owners, ...) instead of
+	// whole objects; use it with T = *object.Raw.
+	MetadataOnly bool
 }
 
 // For returns the factory's informer of T for resource (a name as kubectl takes it:
@@ -58,7 +61,7 @@ func For[T object.Object](ctx context.Context, f *Factory, resource string, sel 
 		return nil, err
 	}
 	var zero T
-	key := fmt.Sprintf("%s|%s|%s|%s|%T", info.GroupVersionResource, sel.Namespace, sel.LabelSelector, sel.FieldSelector, zero)
+	key := fmt.Sprintf("%s|%s|%s|%s|%v|%T", info.GroupVersionResource, sel.Namespace, sel.LabelSelector, sel.FieldSelector, sel.MetadataOnly, zero)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if existing, ok := f.informers[key]; ok {
@@ -80,7 +83,12 @@ func For[T object.Object](ctx context.Context, f *Factory, resource string, sel 
 	if sel.LabelSelector != "" || sel.FieldSelector != "" {
 		name += "{" + strings.Trim(sel.LabelSelector+";"+sel.FieldSelector, ";") + "}"
 	}
-	inf := New[T](listwatch.For[T](f.client, info, sel.Namespace), Options[T]{Name: name, Reflector: ropts, Metrics: f.opts.Metrics})
+	lw := listwatch.For[T](f.client, info, sel.Namespace)
+	if sel.MetadataOnly {
+		lw = lw.MetadataOnly()
+		name += "(metadata)"
+	}
+	inf := New[T](lw, Options[T]{Name: name, Reflector: ropts, Metrics: f.opts.Metrics})
 	f.informers[key] = inf
 	f.order = append(f.order, key)
 	if f.ctx != nil {

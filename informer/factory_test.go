@@ -70,3 +70,39 @@ func TestFactorySharesAndShutsDown(t *testing.T) {
 	}
 	f.Shutdown() // newEnv's leak check verifies every goroutine is gone
 }
+
+func TestMetadataOnlyInformer(t *testing.T) {
+	e := newEnv(t, apisim.Options{})
+	e.create(t, "a", map[string]string{"app": "web"})
+	f := NewFactory(e.client, FactoryOptions{Reflector: fastReflector()})
+	ctx := context.Background()
+	meta, err := For[*object.Raw](ctx, f, "pods", Selectors{Namespace: "ns", MetadataOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, _ := For[*object.Raw](ctx, f, "pods", Selectors{Namespace: "ns"})
+	if meta == full {
+		t.Fatal("metadata-only must be its own informer")
+	}
+	f.Start(ctx)
+	defer f.Shutdown()
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := f.WaitForSync(wctx); err != nil {
+		t.Fatal(err)
+	}
+	e.create(t, "b", nil)
+	eventually(t, "the watched pod", func() bool { _, ok := meta.Lister().Get("ns/b"); return ok })
+	for _, key := range []string{"ns/a", "ns/b"} {
+		o, _ := meta.Lister().Get(key)
+		if o.Kind != "PartialObjectMetadata" || o.UID == "" || o.Unknown["spec"] != nil {
+			t.Errorf("%s: kind %q uid %q, spec %s", key, o.Kind, o.UID, o.Unknown["spec"])
+		}
+	}
+	if o, _ := meta.Lister().Get("ns/a"); o.Labels["app"] != "web" {
+		t.Error("labels must be kept")
+	}
+	if o, _ := full.Lister().Get("ns/a"); o.Unknown["spec"] == nil {
+		t.Error("the full informer must keep the spec")
+	}
+}

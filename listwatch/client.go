@@ -93,6 +93,7 @@ type request struct {
 	query       url.Values
 	body        []byte
 	contentType string
+	accept      string // "" means application/json
 }
 
 func (c *Client) url(path string, query url.Values) string {
@@ -138,6 +139,9 @@ func (c *Client) send(ctx context.Context, r request) (*http.Response, error) {
 		}
 		if err := c.setHeaders(ctx, req.Header); err != nil {
 			return nil, err
+		}
+		if r.accept != "" {
+			req.Header.Set("Accept", r.accept)
 		}
 		if r.contentType != "" {
 			req.Header.Set("Content-Type", r.contentType)

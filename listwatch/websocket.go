@@ -49,7 +49,7 @@ func (s *wsSource) close() error {
 
 // openWebSocket upgrades the watch URL to a websocket. kube-apiserver refuses the upgrade
 // with 403 unless the request carries an Origin header, whatever its value.
-func (c *Client) openWebSocket(ctx context.Context, path string, opts WatchOptions) (frameSource, error) {
+func (c *Client) openWebSocket(ctx context.Context, path string, opts WatchOptions, accept string) (frameSource, error) {
 	u := *c.base
 	u.Scheme = map[string]string{"http": "ws", "https": "wss"}[u.Scheme]
 	u.Path = strings.TrimSuffix(u.Path, "/") + path
@@ -59,6 +59,9 @@ func (c *Client) openWebSocket(ctx context.Context, path string, opts WatchOptio
 		return nil, err
 	}
 	h.Set("Origin", c.base.Scheme+"://"+c.base.Host)
+	if accept != "" {
+		h.Set("Accept", accept)
+	}
 	// The transport's TLS config offers "h2" by ALPN; a websocket needs HTTP/1.1.
 	tc := c.transport.TLSClientConfig.Clone()
 	tc.NextProtos = []string{"http/1.1"}
