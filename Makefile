@@ -9,7 +9,7 @@ export KINFORMER_BIN_DIR := $(BIN_DIR)
 export PATH := $(PATH):$(BIN_DIR)
 
 # Fuzz targets as package:Target, each run for FUZZTIME in `make test`.
-FUZZ_TARGETS := ./listwatch:FuzzWatchDecoder ./listwatch:FuzzKubeconfig ./object:FuzzParseSelector
+FUZZ_TARGETS := ./listwatch:FuzzWatchDecoder ./listwatch:FuzzKubeconfig ./object:FuzzParseSelector ./object:FuzzDecodeRoundTrip
 
 .PHONY: run test check-fmt vet unit fuzz e2e cluster-bin cluster bench bench-compare
 

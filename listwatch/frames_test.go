@@ -159,3 +159,16 @@ func FuzzWatchDecoder(f *testing.F) {
 		t.Fatalf("more frames than bytes in %q", data)
 	})
 }
+
+func BenchmarkDecodeWatchEvent(b *testing.B) {
+	frame := []byte(`{"type":"MODIFIED","object":` + benchPod + `}`)
+	b.SetBytes(int64(len(frame)))
+	b.ReportAllocs()
+	for range b.N {
+		if _, err := decodeEvent[*object.Pod](frame); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+const benchPod = `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"web-1","namespace":"ns","uid":"6d1c5f2e","resourceVersion":"42","creationTimestamp":"2026-11-01T10:00:00Z","labels":{"app":"web","tier":"frontend"},"ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web-5d9c7b8f6","uid":"1f0e","controller":true}]},"spec":{"containers":[{"name":"web","image":"nginx:1.27","resources":{"limits":{"cpu":"500m"}}}],"nodeName":"node-1"},"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True","lastProbeTime":null,"lastTransitionTime":"2026-11-01T10:00:05Z"}],"podIP":"10.1.0.1"}}`

@@ -135,8 +135,8 @@ func decodeEvent[T any](frame []byte) (Event[T], error) {
 	}
 	switch t := EventType(raw.Type); t {
 	case Added, Modified, Deleted, Bookmark:
-		var obj T
-		if err := json.Unmarshal(raw.Object, &obj); err != nil {
+		obj, err := object.DecodeValid[T](raw.Object) // validated with the envelope
+		if err != nil {
 			return Event[T]{}, &FrameError{Reason: fmt.Sprintf("%s object does not decode", t), Err: err, Frame: head(frame)}
 		}
 		return Event[T]{Type: t, Object: obj}, nil
@@ -171,4 +171,12 @@ func (s *bodySource) next() ([]byte, error) { return s.frames.next() }
 func (s *bodySource) close() error {
 	s.cancel()
 	return s.body.Close()
+}
+
+// NewWatchFromReader decodes a watch stream from r: a recorded stream, a test fixture or
+// a benchmark's input. Close closes r.
+func NewWatchFromReader[T any](ctx context.Context, r io.ReadCloser, opts WatchOptions) *Watch[T] {
+	ctx, cancel := context.WithCancel(ctx)
+	src := &bodySource{body: r, frames: newFrameReader(r, opts.MaxFrameSize), cancel: cancel}
+	return newWatch[T](ctx, src, opts.IdleTimeout)
 }

@@ -62,39 +62,71 @@ type DeploymentStatus struct {
 }
 
 // MarshalJSON writes the modelled fields and every unknown member.
-func (d Deployment) MarshalJSON() ([]byte, error) { return encodeKeeping(&d, d.Unknown) }
-
-// UnmarshalJSON reads the modelled fields and keeps the rest.
-func (d *Deployment) UnmarshalJSON(b []byte) error { return decodeKeeping(b, d, &d.Unknown) }
-
-// MarshalJSON writes the modelled fields and every unknown member.
-func (s DeploymentSpec) MarshalJSON() ([]byte, error) { return encodeKeeping(&s, s.Unknown) }
-
-// UnmarshalJSON reads the modelled fields and keeps the rest.
-func (s *DeploymentSpec) UnmarshalJSON(b []byte) error { return decodeKeeping(b, s, &s.Unknown) }
-
-// MarshalJSON writes the modelled fields and every unknown member.
-func (s DeploymentStrategy) MarshalJSON() ([]byte, error) { return encodeKeeping(&s, s.Unknown) }
-
-// UnmarshalJSON reads the modelled fields and keeps the rest.
-func (s *DeploymentStrategy) UnmarshalJSON(b []byte) error {
-	return decodeKeeping(b, s, &s.Unknown)
+func (d Deployment) MarshalJSON() ([]byte, error) {
+	return encodeKeeping(&d, d.Unknown, deploymentFields)
 }
+
+// UnmarshalJSON reads the modelled fields and keeps the rest.
+func (d *Deployment) UnmarshalJSON(b []byte) error { return d.decodeKeep(b) }
+
+func (d *Deployment) decodeKeep(b []byte) error {
+	return decodeKeeping(b, d, &d.Unknown, deploymentFields)
+}
+
+var deploymentFields = tableOf[Deployment]()
+
+// MarshalJSON writes the modelled fields and every unknown member.
+func (s DeploymentSpec) MarshalJSON() ([]byte, error) {
+	return encodeKeeping(&s, s.Unknown, deploymentSpecFields)
+}
+
+// UnmarshalJSON reads the modelled fields and keeps the rest.
+func (s *DeploymentSpec) UnmarshalJSON(b []byte) error { return s.decodeKeep(b) }
+
+func (s *DeploymentSpec) decodeKeep(b []byte) error {
+	return decodeKeeping(b, s, &s.Unknown, deploymentSpecFields)
+}
+
+var deploymentSpecFields = tableOf[DeploymentSpec]()
+
+// MarshalJSON writes the modelled fields and every unknown member.
+func (s DeploymentStrategy) MarshalJSON() ([]byte, error) {
+	return encodeKeeping(&s, s.Unknown, deploymentStrategyFields)
+}
+
+// UnmarshalJSON reads the modelled fields and keeps the rest.
+func (s *DeploymentStrategy) UnmarshalJSON(b []byte) error { return s.decodeKeep(b) }
+
+func (s *DeploymentStrategy) decodeKeep(b []byte) error {
+	return decodeKeeping(b, s, &s.Unknown, deploymentStrategyFields)
+}
+
+var deploymentStrategyFields = tableOf[DeploymentStrategy]()
 
 // MarshalJSON writes the modelled fields and every unknown member.
 func (r RollingUpdateDeployment) MarshalJSON() ([]byte, error) {
-	return encodeKeeping(&r, r.Unknown)
+	return encodeKeeping(&r, r.Unknown, rollingUpdateDeploymentFields)
 }
 
 // UnmarshalJSON reads the modelled fields and keeps the rest.
-func (r *RollingUpdateDeployment) UnmarshalJSON(b []byte) error {
-	return decodeKeeping(b, r, &r.Unknown)
+func (r *RollingUpdateDeployment) UnmarshalJSON(b []byte) error { return r.decodeKeep(b) }
+
+func (r *RollingUpdateDeployment) decodeKeep(b []byte) error {
+	return decodeKeeping(b, r, &r.Unknown, rollingUpdateDeploymentFields)
 }
+
+var rollingUpdateDeploymentFields = tableOf[RollingUpdateDeployment]()
 
 // MarshalJSON writes the modelled fields and every unknown member.
-func (s DeploymentStatus) MarshalJSON() ([]byte, error) { return encodeKeeping(&s, s.Unknown) }
+func (s DeploymentStatus) MarshalJSON() ([]byte, error) {
+	return encodeKeeping(&s, s.Unknown, deploymentStatusFields)
+}
 
 // UnmarshalJSON reads the modelled fields and keeps the rest.
-func (s *DeploymentStatus) UnmarshalJSON(b []byte) error {
-	return decodeKeeping(b, s, &s.Unknown)
+func (s *DeploymentStatus) UnmarshalJSON(b []byte) error { return s.decodeKeep(b) }
+
+func (s *DeploymentStatus) decodeKeep(b []byte) error {
+	return decodeKeeping(b, s, &s.Unknown, deploymentStatusFields)
 }
+
+var deploymentStatusFields = tableOf[DeploymentStatus]()

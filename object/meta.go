@@ -30,10 +30,18 @@ type ObjectMeta struct {
 func (m *ObjectMeta) Meta() *ObjectMeta { return m }
 
 // MarshalJSON writes the modelled fields and every unknown member.
-func (m ObjectMeta) MarshalJSON() ([]byte, error) { return encodeKeeping(&m, m.Unknown) }
+func (m ObjectMeta) MarshalJSON() ([]byte, error) {
+	return encodeKeeping(&m, m.Unknown, objectMetaFields)
+}
 
 // UnmarshalJSON reads the modelled fields and keeps the rest in Unknown.
-func (m *ObjectMeta) UnmarshalJSON(b []byte) error { return decodeKeeping(b, m, &m.Unknown) }
+func (m *ObjectMeta) UnmarshalJSON(b []byte) error { return m.decodeKeep(b) }
+
+func (m *ObjectMeta) decodeKeep(b []byte) error {
+	return decodeKeeping(b, m, &m.Unknown, objectMetaFields)
+}
+
+var objectMetaFields = tableOf[ObjectMeta]()
 
 // ListMeta is the metadata of a list response.
 type ListMeta struct {

@@ -65,28 +65,56 @@ func (p *Pod) IsReady() bool {
 }
 
 // MarshalJSON writes the modelled fields and every unknown member.
-func (p Pod) MarshalJSON() ([]byte, error) { return encodeKeeping(&p, p.Unknown) }
+func (p Pod) MarshalJSON() ([]byte, error) {
+	return encodeKeeping(&p, p.Unknown, podFields)
+}
 
 // UnmarshalJSON reads the modelled fields and keeps the rest.
-func (p *Pod) UnmarshalJSON(b []byte) error { return decodeKeeping(b, p, &p.Unknown) }
+func (p *Pod) UnmarshalJSON(b []byte) error { return p.decodeKeep(b) }
+
+func (p *Pod) decodeKeep(b []byte) error { return decodeKeeping(b, p, &p.Unknown, podFields) }
+
+var podFields = tableOf[Pod]()
 
 // MarshalJSON writes the modelled fields and every unknown member.
-func (s PodSpec) MarshalJSON() ([]byte, error) { return encodeKeeping(&s, s.Unknown) }
+func (s PodSpec) MarshalJSON() ([]byte, error) {
+	return encodeKeeping(&s, s.Unknown, podSpecFields)
+}
 
 // UnmarshalJSON reads the modelled fields and keeps the rest.
-func (s *PodSpec) UnmarshalJSON(b []byte) error { return decodeKeeping(b, s, &s.Unknown) }
+func (s *PodSpec) UnmarshalJSON(b []byte) error { return s.decodeKeep(b) }
+
+func (s *PodSpec) decodeKeep(b []byte) error { return decodeKeeping(b, s, &s.Unknown, podSpecFields) }
+
+var podSpecFields = tableOf[PodSpec]()
 
 // MarshalJSON writes the modelled fields and every unknown member.
-func (s PodStatus) MarshalJSON() ([]byte, error) { return encodeKeeping(&s, s.Unknown) }
+func (s PodStatus) MarshalJSON() ([]byte, error) {
+	return encodeKeeping(&s, s.Unknown, podStatusFields)
+}
 
 // UnmarshalJSON reads the modelled fields and keeps the rest.
-func (s *PodStatus) UnmarshalJSON(b []byte) error { return decodeKeeping(b, s, &s.Unknown) }
+func (s *PodStatus) UnmarshalJSON(b []byte) error { return s.decodeKeep(b) }
+
+func (s *PodStatus) decodeKeep(b []byte) error {
+	return decodeKeeping(b, s, &s.Unknown, podStatusFields)
+}
+
+var podStatusFields = tableOf[PodStatus]()
 
 // MarshalJSON writes the modelled fields and every unknown member.
-func (c PodCondition) MarshalJSON() ([]byte, error) { return encodeKeeping(&c, c.Unknown) }
+func (c PodCondition) MarshalJSON() ([]byte, error) {
+	return encodeKeeping(&c, c.Unknown, podConditionFields)
+}
 
 // UnmarshalJSON reads the modelled fields and keeps the rest.
-func (c *PodCondition) UnmarshalJSON(b []byte) error { return decodeKeeping(b, c, &c.Unknown) }
+func (c *PodCondition) UnmarshalJSON(b []byte) error { return c.decodeKeep(b) }
+
+func (c *PodCondition) decodeKeep(b []byte) error {
+	return decodeKeeping(b, c, &c.Unknown, podConditionFields)
+}
+
+var podConditionFields = tableOf[PodCondition]()
 
 // PodTemplateSpec is the pod template inside a ReplicaSet or Deployment. Its spec is kept
 // as raw JSON: controllers copy it, compare it and hash it, but never read into it.
@@ -97,9 +125,15 @@ type PodTemplateSpec struct {
 }
 
 // MarshalJSON writes the modelled fields and every unknown member.
-func (t PodTemplateSpec) MarshalJSON() ([]byte, error) { return encodeKeeping(&t, t.Unknown) }
+func (t PodTemplateSpec) MarshalJSON() ([]byte, error) {
+	return encodeKeeping(&t, t.Unknown, podTemplateSpecFields)
+}
 
 // UnmarshalJSON reads the modelled fields and keeps the rest.
-func (t *PodTemplateSpec) UnmarshalJSON(b []byte) error {
-	return decodeKeeping(b, t, &t.Unknown)
+func (t *PodTemplateSpec) UnmarshalJSON(b []byte) error { return t.decodeKeep(b) }
+
+func (t *PodTemplateSpec) decodeKeep(b []byte) error {
+	return decodeKeeping(b, t, &t.Unknown, podTemplateSpecFields)
 }
+
+var podTemplateSpecFields = tableOf[PodTemplateSpec]()

@@ -42,27 +42,57 @@ type Condition struct {
 }
 
 // MarshalJSON writes the modelled fields and every unknown member.
-func (r ReplicaSet) MarshalJSON() ([]byte, error) { return encodeKeeping(&r, r.Unknown) }
-
-// UnmarshalJSON reads the modelled fields and keeps the rest.
-func (r *ReplicaSet) UnmarshalJSON(b []byte) error { return decodeKeeping(b, r, &r.Unknown) }
-
-// MarshalJSON writes the modelled fields and every unknown member.
-func (s ReplicaSetSpec) MarshalJSON() ([]byte, error) { return encodeKeeping(&s, s.Unknown) }
-
-// UnmarshalJSON reads the modelled fields and keeps the rest.
-func (s *ReplicaSetSpec) UnmarshalJSON(b []byte) error { return decodeKeeping(b, s, &s.Unknown) }
-
-// MarshalJSON writes the modelled fields and every unknown member.
-func (s ReplicaSetStatus) MarshalJSON() ([]byte, error) { return encodeKeeping(&s, s.Unknown) }
-
-// UnmarshalJSON reads the modelled fields and keeps the rest.
-func (s *ReplicaSetStatus) UnmarshalJSON(b []byte) error {
-	return decodeKeeping(b, s, &s.Unknown)
+func (r ReplicaSet) MarshalJSON() ([]byte, error) {
+	return encodeKeeping(&r, r.Unknown, replicaSetFields)
 }
 
+// UnmarshalJSON reads the modelled fields and keeps the rest.
+func (r *ReplicaSet) UnmarshalJSON(b []byte) error { return r.decodeKeep(b) }
+
+func (r *ReplicaSet) decodeKeep(b []byte) error {
+	return decodeKeeping(b, r, &r.Unknown, replicaSetFields)
+}
+
+var replicaSetFields = tableOf[ReplicaSet]()
+
 // MarshalJSON writes the modelled fields and every unknown member.
-func (c Condition) MarshalJSON() ([]byte, error) { return encodeKeeping(&c, c.Unknown) }
+func (s ReplicaSetSpec) MarshalJSON() ([]byte, error) {
+	return encodeKeeping(&s, s.Unknown, replicaSetSpecFields)
+}
 
 // UnmarshalJSON reads the modelled fields and keeps the rest.
-func (c *Condition) UnmarshalJSON(b []byte) error { return decodeKeeping(b, c, &c.Unknown) }
+func (s *ReplicaSetSpec) UnmarshalJSON(b []byte) error { return s.decodeKeep(b) }
+
+func (s *ReplicaSetSpec) decodeKeep(b []byte) error {
+	return decodeKeeping(b, s, &s.Unknown, replicaSetSpecFields)
+}
+
+var replicaSetSpecFields = tableOf[ReplicaSetSpec]()
+
+// MarshalJSON writes the modelled fields and every unknown member.
+func (s ReplicaSetStatus) MarshalJSON() ([]byte, error) {
+	return encodeKeeping(&s, s.Unknown, replicaSetStatusFields)
+}
+
+// UnmarshalJSON reads the modelled fields and keeps the rest.
+func (s *ReplicaSetStatus) UnmarshalJSON(b []byte) error { return s.decodeKeep(b) }
+
+func (s *ReplicaSetStatus) decodeKeep(b []byte) error {
+	return decodeKeeping(b, s, &s.Unknown, replicaSetStatusFields)
+}
+
+var replicaSetStatusFields = tableOf[ReplicaSetStatus]()
+
+// MarshalJSON writes the modelled fields and every unknown member.
+func (c Condition) MarshalJSON() ([]byte, error) {
+	return encodeKeeping(&c, c.Unknown, conditionFields)
+}
+
+// UnmarshalJSON reads the modelled fields and keeps the rest.
+func (c *Condition) UnmarshalJSON(b []byte) error { return c.decodeKeep(b) }
+
+func (c *Condition) decodeKeep(b []byte) error {
+	return decodeKeeping(b, c, &c.Unknown, conditionFields)
+}
+
+var conditionFields = tableOf[Condition]()

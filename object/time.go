@@ -18,11 +18,21 @@ func (t Time) MarshalJSON() ([]byte, error) {
 	if t.IsZero() {
 		return []byte("null"), nil
 	}
+	if t.Nanosecond() != 0 {
+		// The API writes whole seconds; a value that came with fractions keeps them, so a
+		// round trip never loses data.
+		return json.Marshal(t.UTC().Format(time.RFC3339Nano))
+	}
 	return json.Marshal(t.UTC().Format(time.RFC3339))
 }
 
+func (t *Time) decodeKeep(b []byte) error { return t.UnmarshalJSON(b) }
+
 // UnmarshalJSON accepts null, or any RFC 3339 timestamp (with or without fractions).
 func (t *Time) UnmarshalJSON(b []byte) error {
+	if s, ok := plainString(b); ok { // the usual case: no need for encoding/json
+		return t.parse(s)
+	}
 	if string(b) == "null" {
 		t.Time = time.Time{}
 		return nil
@@ -31,6 +41,10 @@ func (t *Time) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return err
 	}
+	return t.parse(s)
+}
+
+func (t *Time) parse(s string) error {
 	if s == "" {
 		t.Time = time.Time{}
 		return nil

@@ -3,8 +3,11 @@ package reflector_test
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -114,4 +117,46 @@ func ExampleReflector() {
 	<-done
 	fmt.Println(store.log[0], "then", r.Status().State)
 	// Output: replace 1 then Stopped
+}
+
+// TestShortWatchIsAFailure: a server (or proxy) that ends every watch at once with no
+// event would make a naive loop re-watch thousands of times a second. Such a watch counts
+// as a failure and goes through the backoff.
+func TestShortWatchIsAFailure(t *testing.T) {
+	leakcheck.Check(t)
+	var watches atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.URL.Path == "/api":
+			w.Write([]byte(`{"versions":["v1"]}`))
+		case r.URL.Path == "/apis":
+			w.Write([]byte(`{"groups":[]}`))
+		case r.URL.Path == "/api/v1":
+			w.Write([]byte(`{"resources":[{"name":"pods","namespaced":true,"kind":"Pod"}]}`))
+		case r.URL.Query().Get("watch") == "1":
+			watches.Add(1) // 200 with an empty body: the stream ends at once
+		default:
+			w.Write([]byte(`{"metadata":{"resourceVersion":"5"},"items":[]}`))
+		}
+	}))
+	defer srv.Close()
+	c, _ := listwatch.New(&listwatch.Config{Host: srv.URL, QPS: -1})
+	defer c.CloseIdleConnections()
+	info, err := c.Discover(context.Background(), "pods")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := reflector.New[*object.Pod](listwatch.For[*object.Pod](c, info, "ns"), &logStore{},
+		reflector.Options{Backoff: reflector.Backoff{Initial: 100 * time.Millisecond, Max: time.Second, Jitter: -1}})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	r.Run(ctx)
+	// 100 + 200 + 400 ms of backoff fit in a second: about 4 watches, never hundreds.
+	if n := watches.Load(); n < 2 || n > 5 {
+		t.Errorf("%d watches in 1 s", n)
+	}
+	if err := r.Status().LastError; err == nil || !strings.Contains(err.Error(), "within a second") {
+		t.Errorf("last error %v", err)
+	}
 }
