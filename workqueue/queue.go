@@ -167,7 +167,7 @@ func (q *Queue[T]) newEntry() *entry[T] {
 
 // recycle keeps a handed-out entry for reuse (a bounded number of them).
 func (q *Queue[T]) recycle(e *entry[T]) {
-	if e.raised || len(q.free) >= 1024 {
+	if len(q.free) >= 1024 {
 		return
 	}
 	*e = entry[T]{}

@@ -362,3 +362,25 @@ func TestDelayedDuplicateKeepsHighestPriority(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", d)
 	}
 }
+
+// TestRaisedEntryLeavesNoPhantom: an item raised out of the FIFO leaves its old slot
+// behind; after the item is handed out and queued again, that old slot must not hand it
+// out a second time or hide other items.
+func TestRaisedEntryLeavesNoPhantom(t *testing.T) {
+	q := New(Options[string]{})
+	q.Add("a")
+	q.Add("b")
+	q.AddWithPriority("a", 5) // raised: its FIFO slot goes stale
+	first, _ := q.Get()
+	q.Add("a") // dirty while being processed
+	q.Done(first)
+	var got []string
+	for q.Len() > 0 {
+		item, _ := q.Get()
+		got = append(got, item)
+		q.Done(item)
+	}
+	if d := cmp.Diff([]string{"b", "a"}, got); first != "a" || d != "" {
+		t.Errorf("first %q, then (-want +got):\n%s", first, d)
+	}
+}

@@ -12,17 +12,16 @@ type entry[T comparable] struct {
 	seq      uint64    // arrival order: FIFO within a priority
 	addedAt  time.Time // for the queue-duration metric (zero without metrics)
 	where    place
-	index    int  // position in the priority heap
-	raised   bool // left the FIFO: a stale slot there still points here, so never reuse it
+	index    int // position in the priority heap
+	slot     int // absolute position in the FIFO
 }
 
 type place uint8
 
 const (
-	nowhere  place = iota // dirty while a worker holds the item, or handed out
-	inFIFO                // in the default-priority FIFO
-	inHeap                // in the priority heap
-	leftFIFO              // raised out of the FIFO; its slot there is skipped
+	nowhere place = iota // dirty while a worker holds the item, or handed out
+	inFIFO               // in the default-priority FIFO
+	inHeap               // in the priority heap
 )
 
 // readySet holds the entries ready to be handed out: higher priority first, then earlier
@@ -30,8 +29,9 @@ const (
 // (O(1) both ways, like client-go's slice); only other priorities pay for a heap.
 type readySet[T comparable] struct {
 	fifo  []*entry[T]
-	head  int // fifo[head:] is live
-	stale int // entries in fifo[head:] that left for the heap
+	head  int // fifo[head:] is waiting
+	base  int // absolute position of fifo[0]
+	stale int // nil slots in fifo[head:], left by entries raised to the heap
 	heap  priorityHeap[T]
 }
 
@@ -39,7 +39,7 @@ func (r *readySet[T]) len() int { return len(r.fifo) - r.head - r.stale + len(r.
 
 func (r *readySet[T]) push(e *entry[T]) {
 	if e.priority == 0 {
-		e.where = inFIFO
+		e.where, e.slot = inFIFO, r.base+len(r.fifo)
 		r.fifo = append(r.fifo, e)
 		return
 	}
@@ -54,8 +54,9 @@ func (r *readySet[T]) raise(e *entry[T], priority int) {
 	case inHeap:
 		heap.Fix(&r.heap, e.index)
 	case inFIFO:
-		e.where, e.raised = leftFIFO, true
+		r.fifo[e.slot-r.base] = nil // its FIFO slot is skipped from now on
 		r.stale++
+		e.where = inHeap
 		heap.Push(&r.heap, e)
 	}
 }
@@ -75,6 +76,7 @@ func (r *readySet[T]) pop() *entry[T] {
 	if r.head > 1024 && r.head*2 > len(r.fifo) { // reclaim the consumed front
 		n := copy(r.fifo, r.fifo[r.head:])
 		clear(r.fifo[n:])
+		r.base += r.head
 		r.fifo, r.head = r.fifo[:n], 0
 	}
 	e.where = nowhere
@@ -82,9 +84,7 @@ func (r *readySet[T]) pop() *entry[T] {
 }
 
 func (r *readySet[T]) skipStale() {
-	for r.head < len(r.fifo) && r.fifo[r.head].where == leftFIFO {
-		r.fifo[r.head].where = inHeap
-		r.fifo[r.head] = nil
+	for r.head < len(r.fifo) && r.fifo[r.head] == nil {
 		r.head++
 		r.stale--
 	}
