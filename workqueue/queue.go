@@ -43,17 +43,18 @@ type Queue[T comparable] struct {
 	limiter RateLimiter[T]
 	metrics *queueMetrics
 
-	mu      sync.Mutex
-	cond    *sync.Cond
-	ready   readySet[T]
-	waiting map[T]*entry[T]   // items added and not yet handed out (in ready, or dirty while processing)
-	working map[T]time.Time   // items handed out by Get, with the time they were
-	later   delayHeap[T]      // items held back by AddAfter
-	laterBy map[T]*delayed[T] // the same, by item
-	timer   clock.Timer       // fires when the earliest delayed item is due
-	seq     uint64
-	free    []*entry[T] // handed-out entries kept for reuse: an add then allocates nothing
-	closing bool        // ShutDown called: no more adds
+	mu       sync.Mutex
+	cond     *sync.Cond
+	ready    readySet[T]
+	waiting  map[T]*entry[T]   // items added and not yet handed out (in ready, or dirty while processing)
+	working  map[T]time.Time   // items handed out by Get, with the time they were
+	later    delayHeap[T]      // items held back by AddAfter
+	laterBy  map[T]*delayed[T] // the same, by item
+	timer    clock.Timer       // fires when the earliest delayed item is due
+	seq      uint64
+	free     []*entry[T] // handed-out entries kept for reuse: an add then allocates nothing
+	closing  bool        // ShutDown called: no more adds
+	draining int         // ShutDownWithDrain calls waiting for in-flight items
 }
 
 // New returns an empty queue.
@@ -200,8 +201,8 @@ func (q *Queue[T]) Done(item T) {
 		q.ready.push(e)
 		q.cond.Signal()
 	}
-	if len(q.working) == 0 {
-		q.cond.Broadcast() // ShutDownWithDrain may be waiting
+	if q.draining > 0 && len(q.working) == 0 {
+		q.cond.Broadcast() // wake ShutDownWithDrain (only then: idle workers need not wake)
 	}
 }
 
@@ -240,6 +241,8 @@ func (q *Queue[T]) ShutDownWithDrain(ctx context.Context) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.shutDownLocked()
+	q.draining++
+	defer func() { q.draining-- }()
 	for (q.ready.len() > 0 || len(q.working) > 0) && ctx.Err() == nil {
 		q.cond.Wait()
 	}
