@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/kinformer/kinformer/apisim"
-	"github.com/kinformer/kinformer/internal/leakcheck"
+	"github.com/kinformer/kinformer/internal/simtest"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 	"github.com/kinformer/kinformer/reflector"
@@ -90,20 +90,7 @@ type env struct {
 
 func newEnv(t *testing.T, opts apisim.Options) *env {
 	t.Helper()
-	leakcheck.Check(t)
-	sim := apisim.New(opts)
-	url, err := sim.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := listwatch.New(&listwatch.Config{Host: url, QPS: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		c.CloseIdleConnections()
-		sim.Close()
-	})
+	sim, c := simtest.Start(t, opts)
 	info, err := c.Discover(context.Background(), "pods")
 	if err != nil {
 		t.Fatal(err)

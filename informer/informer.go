@@ -304,18 +304,23 @@ func (inf *Informer[T]) resyncLoop(ctx context.Context) {
 		}
 		inf.mu.Unlock()
 		var fire <-chan struct{}
+		var timer clock.Timer
 		if wait >= 0 {
 			ch := make(chan struct{})
-			t := inf.clock.AfterFunc(wait, func() { close(ch) })
-			defer t.Stop()
+			timer = inf.clock.AfterFunc(wait, func() { close(ch) })
 			fire = ch
 		}
 		select {
 		case <-ctx.Done():
-			return
 		case <-inf.resyncKick:
 		case <-fire:
 			inf.fifo.Resync()
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+		if ctx.Err() != nil {
+			return
 		}
 	}
 }

@@ -103,7 +103,7 @@ func (c *Client) url(path string, query url.Values) string {
 	return u.String()
 }
 
-// Do performs a non-watch request and returns the response body. It waits for the rate
+// do performs a non-watch request and returns the response body. It waits for the rate
 // limiter, applies Config.Timeout, and retries 429s and 5xx answers carrying Retry-After.
 func (c *Client) do(ctx context.Context, r request) ([]byte, error) {
 	if c.limiter != nil {

@@ -10,30 +10,15 @@ import (
 	"time"
 
 	"github.com/kinformer/kinformer/apisim"
-	"github.com/kinformer/kinformer/internal/leakcheck"
+	"github.com/kinformer/kinformer/internal/simtest"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 )
 
-// startSim runs a simulator and a client for it; both are closed when the test ends, and
-// the test fails if either leaves a goroutine behind.
+// startSim runs a simulator and a client for it (see simtest.Start).
 func startSim(t *testing.T, opts apisim.Options) (*apisim.Server, *listwatch.Client) {
 	t.Helper()
-	leakcheck.Check(t)
-	sim := apisim.New(opts)
-	url, err := sim.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := listwatch.New(&listwatch.Config{Host: url, BearerToken: opts.Token, QPS: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		c.CloseIdleConnections()
-		sim.Close()
-	})
-	return sim, c
+	return simtest.Start(t, opts)
 }
 
 func ctxFor(t *testing.T) context.Context {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kinformer/kinformer/apisim"
 	"github.com/kinformer/kinformer/internal/leakcheck"
+	"github.com/kinformer/kinformer/internal/simtest"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 	"github.com/kinformer/kinformer/reflector"
@@ -47,12 +48,7 @@ func (s *logStore) has(entry string) bool {
 }
 
 func TestResumesWithoutRelistWhenTheServerEndsTheWatch(t *testing.T) {
-	leakcheck.Check(t)
-	sim := apisim.New(apisim.Options{})
-	url, _ := sim.Start("127.0.0.1:0")
-	defer sim.Close()
-	c, _ := listwatch.New(&listwatch.Config{Host: url, QPS: -1})
-	defer c.CloseIdleConnections()
+	sim, c := simtest.Start(t, apisim.Options{})
 	info, _ := c.Discover(context.Background(), "pods")
 	pods := listwatch.For[*object.Pod](c, info, "ns")
 	store := &logStore{}

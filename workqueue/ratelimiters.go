@@ -28,44 +28,57 @@ func DefaultControllerRateLimiter[T comparable]() RateLimiter[T] {
 	)
 }
 
+// failures counts each item's failures since its last Forget, for the per-item limiters.
+type failures[T comparable] struct {
+	mu sync.Mutex
+	n  map[T]int
+}
+
+// inc counts a failure and returns how many there were before it.
+func (f *failures[T]) inc(item T) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.n == nil {
+		f.n = map[T]int{}
+	}
+	n := f.n[item]
+	f.n[item] = n + 1
+	return n
+}
+
+// Forget clears the item's failures.
+func (f *failures[T]) Forget(item T) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.n, item)
+}
+
+// NumRequeues returns the item's failures.
+func (f *failures[T]) NumRequeues(item T) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.n[item]
+}
+
 // ItemExponential delays an item base·2^n after its n-th failure, up to maxDelay.
 type ItemExponential[T comparable] struct {
+	failures[T]
 	base, maxDelay time.Duration
-
-	mu       sync.Mutex
-	failures map[T]int
 }
 
 // NewItemExponential returns a per-item exponential backoff.
 func NewItemExponential[T comparable](base, maxDelay time.Duration) *ItemExponential[T] {
-	return &ItemExponential[T]{base: base, maxDelay: maxDelay, failures: map[T]int{}}
+	return &ItemExponential[T]{base: base, maxDelay: maxDelay}
 }
 
 // When counts a failure and returns base·2^(failures-1), capped.
 func (r *ItemExponential[T]) When(item T) time.Duration {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := r.failures[item]
-	r.failures[item] = n + 1
+	n := r.inc(item)
 	d := float64(r.base) * math.Pow(2, float64(n)) // float: 2^n overflows int64 at n=63
 	if d > float64(r.maxDelay) {
 		return r.maxDelay
 	}
 	return time.Duration(d)
-}
-
-// Forget clears the item's failures.
-func (r *ItemExponential[T]) Forget(item T) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	delete(r.failures, item)
-}
-
-// NumRequeues returns the item's failures.
-func (r *ItemExponential[T]) NumRequeues(item T) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.failures[item]
 }
 
 // Bucket is a token bucket over all items: burst retries at once, then qps a second.
@@ -205,41 +218,22 @@ func (m maxOf[T]) NumRequeues(item T) int {
 
 // FastSlow retries an item after fast for its first maxFast failures, then after slow.
 type FastSlow[T comparable] struct {
+	failures[T]
 	fast, slow time.Duration
 	maxFast    int
-
-	mu       sync.Mutex
-	failures map[T]int
 }
 
 // NewFastSlow returns a two-speed limiter.
 func NewFastSlow[T comparable](fast, slow time.Duration, maxFast int) *FastSlow[T] {
-	return &FastSlow[T]{fast: fast, slow: slow, maxFast: maxFast, failures: map[T]int{}}
+	return &FastSlow[T]{fast: fast, slow: slow, maxFast: maxFast}
 }
 
 // When counts a failure and picks the speed.
 func (r *FastSlow[T]) When(item T) time.Duration {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.failures[item]++
-	if r.failures[item] <= r.maxFast {
+	if r.inc(item) < r.maxFast {
 		return r.fast
 	}
 	return r.slow
-}
-
-// Forget clears the item's failures.
-func (r *FastSlow[T]) Forget(item T) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	delete(r.failures, item)
-}
-
-// NumRequeues returns the item's failures.
-func (r *FastSlow[T]) NumRequeues(item T) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.failures[item]
 }
 
 // maxWait caps another limiter's delay.

@@ -35,26 +35,19 @@ func runCache(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.SetOutput(stderr)
 	var t target
 	t.flags(fs)
-	f, inf, res, err := t.open(ctx, fs, args[1:], "usage: kinformer cache "+args[0]+" RESOURCE [-n NS | -A] [-l SELECTOR] [--kubeconfig FILE]")
+	s, err := t.open(ctx, fs, args[1:], "usage: kinformer cache "+args[0]+" RESOURCE [-n NS | -A] [-l SELECTOR] [--kubeconfig FILE]")
 	if err != nil {
 		return err
 	}
-	runCtx, cancel := context.WithCancel(ctx)
-	defer func() {
-		cancel()
-		f.Shutdown()
-	}()
-	f.Start(runCtx)
-	if err := waitStarted(runCtx, inf); err != nil {
-		return explain(err, res.Info().Resource)
-	}
-	if ctx.Err() != nil {
-		return nil
+	stop, err := s.start(ctx)
+	defer stop()
+	if err != nil || ctx.Err() != nil {
+		return err
 	}
 	if args[0] == "dump" {
-		return dump(inf, stdout)
+		return dump(s.inf, stdout)
 	}
-	return verify(ctx, inf, res, t, stdout)
+	return verify(ctx, s.inf, s.res, t, stdout)
 }
 
 // dump prints the synced cache as sorted JSON lines.

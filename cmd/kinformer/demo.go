@@ -55,7 +55,8 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	f := informer.NewFactory(c, informer.FactoryOptions{})
 	inf, err := informer.For[*object.Raw](ctx, f, "pods", informer.Selectors{Namespace: "default"})
 	if err == nil {
-		err = watchInformer(ctx, f, inf, listwatch.For[*object.Raw](c, info, "default"), stdout)
+		s := &session{factory: f, inf: inf, res: listwatch.For[*object.Raw](c, info, "default"), host: url}
+		err = s.watch(ctx, stdout)
 	}
 	cancel()
 	wg.Wait()

@@ -39,28 +39,51 @@ func (t *target) flags(fs *flag.FlagSet) {
 	fs.BoolVar(&t.streaming, "streaming-list", false, "fetch the initial state with a streaming list")
 }
 
+// session is an informer of raw objects for one resource, and what it needs.
+type session struct {
+	factory *informer.Factory
+	inf     *informer.Informer[*object.Raw]
+	res     *listwatch.Resource[*object.Raw]
+	host    string
+}
+
+// start runs the informer and waits for its sync. It returns the reason when the
+// informer cannot sync; stop ends it and waits for its goroutines either way.
+func (s *session) start(ctx context.Context) (stop func(), err error) {
+	runCtx, cancel := context.WithCancel(ctx)
+	stop = func() {
+		cancel()
+		s.factory.Shutdown()
+	}
+	s.factory.Start(runCtx)
+	if err := waitStarted(runCtx, s.inf); err != nil {
+		return stop, explain(err, s.host)
+	}
+	return stop, nil
+}
+
 // open parses the arguments and builds the client and an informer of raw objects for the
 // one resource named.
-func (t *target) open(ctx context.Context, fs *flag.FlagSet, args []string, usage string) (*informer.Factory, *informer.Informer[*object.Raw], *listwatch.Resource[*object.Raw], error) {
+func (t *target) open(ctx context.Context, fs *flag.FlagSet, args []string, usage string) (*session, error) {
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	if len(pos) != 1 {
-		return nil, nil, nil, usageError{usage}
+		return nil, usageError{usage}
 	}
 	if t.selector != "" {
 		if _, err := object.ParseSelector(t.selector); err != nil {
-			return nil, nil, nil, usageError{err.Error()}
+			return nil, usageError{err.Error()}
 		}
 	}
 	cfg, err := listwatch.LoadKubeconfig(listwatch.LoadOptions{Path: t.kubeconfig, Context: t.context})
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	c, err := listwatch.New(cfg)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	ns := t.namespace
 	switch {
@@ -76,10 +99,10 @@ func (t *target) open(ctx context.Context, fs *flag.FlagSet, args []string, usag
 	inf, err := informer.For[*object.Raw](ctx, f, pos[0], informer.Selectors{Namespace: ns, LabelSelector: t.selector, FieldSelector: t.fieldSelector})
 	if err != nil {
 		c.CloseIdleConnections()
-		return nil, nil, nil, explain(err, cfg.Host)
+		return nil, explain(err, cfg.Host)
 	}
 	info, _ := c.Discover(ctx, pos[0]) // cached by the call above
-	return f, inf, listwatch.For[*object.Raw](c, info, ns), nil
+	return &session{factory: f, inf: inf, res: listwatch.For[*object.Raw](c, info, ns), host: cfg.Host}, nil
 }
 
 func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -87,39 +110,35 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.SetOutput(stderr)
 	var t target
 	t.flags(fs)
-	f, inf, res, err := t.open(ctx, fs, args, "usage: kinformer watch RESOURCE [-n NS | -A] [-l SELECTOR] [--kubeconfig FILE]")
+	s, err := t.open(ctx, fs, args, "usage: kinformer watch RESOURCE [-n NS | -A] [-l SELECTOR] [--kubeconfig FILE]")
 	if err != nil {
 		return err
 	}
-	return watchInformer(ctx, f, inf, res, stdout)
+	return s.watch(ctx, stdout)
 }
 
-// watchInformer prints every notification of inf until ctx ends, or returns the reason
+// watch prints every notification of the informer until ctx ends, or returns the reason
 // the informer cannot sync (403, unreachable server, ...) if it fails to start.
-func watchInformer(ctx context.Context, f *informer.Factory, inf *informer.Informer[*object.Raw], res *listwatch.Resource[*object.Raw], out io.Writer) error {
+func (s *session) watch(ctx context.Context, out io.Writer) error {
 	var mu sync.Mutex // handler output and the final error share out
-	print := func(format string, args ...any) {
+	printf := func(format string, args ...any) {
 		mu.Lock()
 		fmt.Fprintf(out, format, args...)
 		mu.Unlock()
 	}
-	_, _ = inf.AddEventHandler(informer.HandlerFuncs[*object.Raw]{
+	_, _ = s.inf.AddEventHandler(informer.HandlerFuncs[*object.Raw]{
 		AddFunc: func(o *object.Raw, initial bool) {
-			print("%-7s %s rv=%s initial=%v\n", "ADD", object.Key(o), o.ResourceVersion, initial)
+			printf("%-7s %s rv=%s initial=%v\n", "ADD", object.Key(o), o.ResourceVersion, initial)
 		},
-		UpdateFunc: func(_, o *object.Raw) { print("%-7s %s rv=%s\n", "UPDATE", object.Key(o), o.ResourceVersion) },
+		UpdateFunc: func(_, o *object.Raw) { printf("%-7s %s rv=%s\n", "UPDATE", object.Key(o), o.ResourceVersion) },
 		DeleteFunc: func(o *object.Raw, fsu bool) {
-			print("%-7s %s rv=%s final-state-unknown=%v\n", "DELETE", object.Key(o), o.ResourceVersion, fsu)
+			printf("%-7s %s rv=%s final-state-unknown=%v\n", "DELETE", object.Key(o), o.ResourceVersion, fsu)
 		},
 	}, informer.HandlerOptions{Name: "print"})
-	runCtx, cancel := context.WithCancel(ctx)
-	defer func() {
-		cancel()
-		f.Shutdown()
-	}()
-	f.Start(runCtx)
-	if err := waitStarted(runCtx, inf); err != nil {
-		return explain(err, res.Info().Resource)
+	stop, err := s.start(ctx)
+	defer stop()
+	if err != nil {
+		return err
 	}
 	<-ctx.Done()
 	return nil
