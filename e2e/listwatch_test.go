@@ -259,3 +259,21 @@ func TestTLSIsVerifiedByDefault(t *testing.T) {
 		t.Errorf("insecure-skip-tls-verify: %v", err)
 	}
 }
+
+func TestHTTP2OverTLS(t *testing.T) {
+	c := client(t)
+	version, proto, err := c.ServerVersion(ctxFor(t, 10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if proto != "HTTP/2.0" || !strings.HasPrefix(version, "v1.36.") {
+		t.Errorf("version %q over %q, want v1.36.x over HTTP/2.0", version, proto)
+	}
+	cfg, _ := listwatch.LoadKubeconfig(listwatch.LoadOptions{Path: shared.cluster.Kubeconfig})
+	cfg.DisableHTTP2 = true
+	c1, _ := listwatch.New(cfg)
+	defer c1.CloseIdleConnections()
+	if _, proto, err := c1.ServerVersion(ctxFor(t, 10*time.Second)); err != nil || proto != "HTTP/1.1" {
+		t.Errorf("DisableHTTP2: %q, %v", proto, err)
+	}
+}

@@ -252,3 +252,20 @@ func reasonForCode(code int) object.StatusReason {
 	}
 	return object.ReasonInternalError
 }
+
+// ServerVersion asks the apiserver for /version and reports its gitVersion and the HTTP
+// protocol the connection uses ("HTTP/2.0" over TLS unless DisableHTTP2 is set).
+func (c *Client) ServerVersion(ctx context.Context) (version, proto string, err error) {
+	resp, err := c.send(ctx, request{method: http.MethodGet, path: "/version"})
+	if err != nil {
+		return "", "", err
+	}
+	defer resp.Body.Close()
+	var v struct {
+		GitVersion string `json:"gitVersion"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&v); err != nil {
+		return "", resp.Proto, fmt.Errorf("GET /version: %w", err)
+	}
+	return v.GitVersion, resp.Proto, nil
+}
