@@ -11,7 +11,7 @@ export PATH := $(PATH):$(BIN_DIR)
 # Fuzz targets as package:Target, each run for FUZZTIME in `make test`.
 FUZZ_TARGETS := ./listwatch:FuzzWatchDecoder ./listwatch:FuzzKubeconfig ./object:FuzzParseSelector ./object:FuzzDecodeRoundTrip
 
-.PHONY: run test check-fmt vet unit fuzz e2e cluster-bin cluster bench bench-compare
+.PHONY: run test check-fmt vet unit fuzz e2e cluster-bin cluster bench bench-compare lint
 
 run:
 	$(GO) run ./cmd/kinformer demo
@@ -53,3 +53,7 @@ bench:
 # kinformer and client-go through the same harness, in one process: compare within a run.
 bench-compare:
 	cd bench/clientgo && $(GO) test -run '^$$' -bench . -benchmem -count 6 . | tee /tmp/kinformer-bench-compare.txt
+
+# staticcheck from the Go module proxy (not a dependency of the engine).
+lint:
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...

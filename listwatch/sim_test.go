@@ -59,16 +59,6 @@ func next[T any](t *testing.T, w *listwatch.Watch[T]) listwatch.Event[T] {
 	return ev
 }
 
-// nextNonBookmark skips bookmarks.
-func nextNonBookmark(t *testing.T, w *listwatch.Watch[*object.Pod]) listwatch.Event[*object.Pod] {
-	t.Helper()
-	for {
-		if ev := next(t, w); ev.Type != listwatch.Bookmark {
-			return ev
-		}
-	}
-}
-
 func TestDiscoveryResolvesNames(t *testing.T) {
 	sim, c := startSim(t, apisim.Options{})
 	sim.Register(apisim.ResourceType{Group: "example.com", Version: "v1", Resource: "widgets", Kind: "Widget", Namespaced: true})

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"golang.org/x/net/http2"
 )
 
 // tlsConfig builds the client TLS configuration: server verification on unless Insecure,
@@ -61,15 +59,17 @@ func newTransport(cfg *Config, tc *tls.Config) (*http.Transport, error) {
 		MaxIdleConnsPerHost: 25,
 		IdleConnTimeout:     90 * time.Second,
 	}
-	if cfg.DisableHTTP2 {
-		return t, nil
+	// The protocols are set explicitly: a transport with its own dialer and TLS config
+	// would otherwise not attempt HTTP/2 at all.
+	t.Protocols = new(http.Protocols)
+	t.Protocols.SetHTTP1(true)
+	if !cfg.DisableHTTP2 {
+		t.Protocols.SetHTTP2(true)
+		t.HTTP2 = &http.HTTP2Config{
+			SendPingTimeout: orDefault(cfg.HTTP2ReadIdleTimeout, 30*time.Second),
+			PingTimeout:     orDefault(cfg.HTTP2PingTimeout, 15*time.Second),
+		}
 	}
-	t2, err := http2.ConfigureTransports(t)
-	if err != nil {
-		return nil, fmt.Errorf("configuring HTTP/2: %w", err)
-	}
-	t2.ReadIdleTimeout = orDefault(cfg.HTTP2ReadIdleTimeout, 30*time.Second)
-	t2.PingTimeout = orDefault(cfg.HTTP2PingTimeout, 15*time.Second)
 	return t, nil
 }
 
