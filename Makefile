@@ -16,7 +16,7 @@ FUZZ_TARGETS := ./listwatch:FuzzWatchDecoder ./listwatch:FuzzKubeconfig ./object
 run:
 	$(GO) run ./cmd/kinformer demo
 
-test: check-fmt vet unit fuzz e2e
+test: check-fmt vet lint unit fuzz e2e
 
 check-fmt:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
