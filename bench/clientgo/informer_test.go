@@ -2,12 +2,10 @@ package clientgo
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,9 +18,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kinformer/kinformer/bench/pipeline"
-	"github.com/kinformer/kinformer/informer"
-	"github.com/kinformer/kinformer/object"
-	"github.com/kinformer/kinformer/reflector"
 )
 
 // BenchmarkPipeline runs one MODIFIED pod event (the same recorded bytes for both) from
@@ -30,32 +25,9 @@ import (
 // informer and in client-go's SharedIndexInformer, after both have synced.
 func BenchmarkPipeline(b *testing.B) {
 	for _, objects := range []int{1000, 10000} {
-		b.Run(fmt.Sprintf("objects=%d/kinformer", objects), func(b *testing.B) { benchKinformer(b, objects) })
+		b.Run(fmt.Sprintf("objects=%d/kinformer", objects), func(b *testing.B) { pipeline.RunInformer(b, objects) })
 		b.Run(fmt.Sprintf("objects=%d/client-go", objects), func(b *testing.B) { benchClientGo(b, objects) })
 	}
-}
-
-func benchKinformer(b *testing.B, objects int) {
-	src := pipeline.NewSource(objects, b.N)
-	inf := informer.New[*object.Pod](src, informer.Options[*object.Pod]{Reflector: reflector.Options{WatchTimeoutMin: time.Hour}})
-	var updates atomic.Int64
-	done := make(chan struct{})
-	inf.AddEventHandler(informer.HandlerFuncs[*object.Pod]{UpdateFunc: func(_, _ *object.Pod) {
-		if updates.Add(1) == int64(b.N) {
-			close(done)
-		}
-	}}, informer.HandlerOptions{BufferSize: 1 << 20})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go inf.Run(ctx)
-	if err := informer.WaitForSync(ctx, inf); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	src.Start()
-	<-done
-	b.StopTimer()
 }
 
 func benchClientGo(b *testing.B, objects int) {

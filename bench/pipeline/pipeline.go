@@ -7,9 +7,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sync/atomic"
+	"testing"
+	"time"
 
+	"github.com/kinformer/kinformer/informer"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
+	"github.com/kinformer/kinformer/reflector"
 )
 
 // PodJSON is a pod as a kubelet-managed cluster serves it (about 1.6 KB): labels,
@@ -71,4 +76,31 @@ func (s *Source) Watch(ctx context.Context, opts listwatch.WatchOptions) (*listw
 	}
 	<-ctx.Done()
 	return nil, ctx.Err()
+}
+
+// RunInformer is the kinformer side of the pipeline benchmark: an informer over a Source
+// of `objects` pods syncs, then the timer covers b.N MODIFIED events from the recorded
+// stream to the handler.
+func RunInformer(b *testing.B, objects int) {
+	src := NewSource(objects, b.N)
+	b.SetBytes(int64(src.StreamBytes() / b.N))
+	inf := informer.New[*object.Pod](src, informer.Options[*object.Pod]{Reflector: reflector.Options{WatchTimeoutMin: time.Hour}})
+	var updates atomic.Int64
+	done := make(chan struct{})
+	_, _ = inf.AddEventHandler(informer.HandlerFuncs[*object.Pod]{UpdateFunc: func(_, _ *object.Pod) {
+		if updates.Add(1) == int64(b.N) {
+			close(done)
+		}
+	}}, informer.HandlerOptions{BufferSize: 1 << 20})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go inf.Run(ctx)
+	if err := informer.WaitForSync(ctx, inf); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	src.Start()
+	<-done
+	b.StopTimer()
 }
