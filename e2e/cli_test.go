@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -65,7 +66,7 @@ func startCLI(t *testing.T, args ...string) *lineWatcher {
 	}
 	lw := watchOutput(out)
 	t.Cleanup(func() {
-		_ = cmd.Process.Signal(interruptSignal)
+		_ = cmd.Process.Signal(os.Interrupt)
 		<-lw.done
 		_ = cmd.Wait()
 	})

@@ -1,5 +1,0 @@
-package e2e
-
-import "os"
-
-var interruptSignal = os.Interrupt
