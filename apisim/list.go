@@ -70,14 +70,12 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, req apiReques
 		}
 		if n > rev {
 			s.store.mu.Unlock()
-			e := object.NewStatusError(http.StatusGatewayTimeout, object.ReasonTimeout, "Too large resource version: %d, current: %d", n, rev)
-			e.Status.Details = &object.StatusDetails{Causes: []object.StatusCause{{Type: "ResourceVersionTooLarge", Message: "Too large resource version"}}, RetryAfterSeconds: 1}
-			return e
+			return tooLargeRV(n, rev)
 		}
 	}
 	if rev > s.store.rev {
 		s.store.mu.Unlock()
-		return object.NewStatusError(http.StatusGatewayTimeout, object.ReasonTimeout, "Too large resource version: %d, current: %d", rev, s.store.rev)
+		return tooLargeRV(rev, s.store.rev)
 	}
 	if rev < s.store.compacted {
 		s.store.mu.Unlock()

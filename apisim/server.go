@@ -236,8 +236,9 @@ func writeError(w http.ResponseWriter, err error) {
 	if !errors.As(err, &se) {
 		se = object.NewStatusError(http.StatusInternalServerError, object.ReasonInternalError, "%v", err)
 	}
-	if se.RetryAfter > 0 {
-		w.Header().Set("Retry-After", fmt.Sprint(int(se.RetryAfter.Seconds())))
+	// Like the apiserver, a retry hint in the Status is also sent as Retry-After.
+	if d, ok := object.RetryAfter(se); ok {
+		w.Header().Set("Retry-After", fmt.Sprint(int(d.Seconds())))
 	}
 	writeJSON(w, int(se.Status.Code), se.Status)
 }
@@ -248,4 +249,13 @@ func badRequest(format string, args ...any) *object.StatusError {
 
 func invalid(format string, args ...any) *object.StatusError {
 	return object.NewStatusError(http.StatusUnprocessableEntity, object.ReasonInvalid, format, args...)
+}
+
+// tooLargeRV is the apiserver's answer to a resourceVersion newer than it has: 504 with
+// a ResourceVersionTooLarge cause and a one-second retry hint. (The real apiserver first
+// waits up to 3 s for its watch cache to catch up; the simulator has no lag to wait for.)
+func tooLargeRV(asked, current int64) *object.StatusError {
+	e := object.NewStatusError(http.StatusGatewayTimeout, object.ReasonTimeout, "Too large resource version: %d, current: %d", asked, current)
+	e.Status.Details = &object.StatusDetails{Causes: []object.StatusCause{{Type: "ResourceVersionTooLarge", Message: "Too large resource version"}}, RetryAfterSeconds: 1}
+	return e
 }

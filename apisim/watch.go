@@ -87,6 +87,9 @@ func (s *Server) planWatch(r *http.Request, tk string) (watchStart, error) {
 	if err != nil {
 		return watchStart{}, badRequest("invalid resourceVersion %q", rv)
 	}
+	if n > s.store.rev {
+		return watchStart{}, tooLargeRV(n, s.store.rev)
+	}
 	return watchStart{from: n, expired: n < s.store.compacted}, nil
 }
 

@@ -7,7 +7,7 @@
 // newest state if the last one is compacted); any other failure (429, 5xx, refused
 // connection, malformed frame, a watch closed within a second with no event) →
 // BackingOff (exponential 800 ms → 30 s with jitter, reset after 2 minutes without
-// failures) → back where it failed. Every watch carries a random timeoutSeconds and an
+// failures, or the server's Retry-After when that is longer) → back where it failed. Every watch carries a random timeoutSeconds and an
 // idle deadline, so a silently dead connection is noticed even over HTTP/1.1.
 //
 // Status says where it is and why it is not synced (the last error), so a cache that

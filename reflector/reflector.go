@@ -179,7 +179,7 @@ func (r *Reflector[T]) Run(ctx context.Context) {
 					return
 				}
 				r.fail(err)
-				if !r.sleep(ctx, bo.next(r.clock.Now())) {
+				if !r.sleep(ctx, r.delay(&bo, err)) {
 					return
 				}
 				continue
@@ -203,10 +203,20 @@ func (r *Reflector[T]) Run(ctx context.Context) {
 			continue
 		}
 		r.fail(err)
-		if !r.sleep(ctx, bo.next(r.clock.Now())) {
+		if !r.sleep(ctx, r.delay(&bo, err)) {
 			return
 		}
 	}
+}
+
+// delay is the wait after err: the backoff, or longer when the server asked for longer
+// (a 429 or 5xx whose Retry-After outlasted the client's own retries).
+func (r *Reflector[T]) delay(bo *backoffState, err error) time.Duration {
+	d := bo.next(r.clock.Now())
+	if hint, ok := object.RetryAfter(err); ok && hint > d {
+		d = hint
+	}
+	return d
 }
 
 func (r *Reflector[T]) sleep(ctx context.Context, d time.Duration) bool {

@@ -1,0 +1,364 @@
+package reflector_test
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kinformer/kinformer/apisim"
+	"github.com/kinformer/kinformer/internal/leakcheck"
+	"github.com/kinformer/kinformer/listwatch"
+	"github.com/kinformer/kinformer/object"
+	"github.com/kinformer/kinformer/reflector"
+)
+
+// These tests look at the requests a reflector sends, on the wire, for each step of its
+// state machine: what it asks for says more about correctness than what it stores.
+
+const podsPath = "/api/v1/namespaces/ns/pods"
+
+// request is one request to podsPath as the server saw it.
+type request struct {
+	at    time.Time
+	query url.Values
+}
+
+func (r request) watch() bool { return r.query.Get("watch") == "1" || r.query.Get("watch") == "true" }
+
+// requestLog records the GETs of podsPath (lists and watches) and can answer some itself.
+type requestLog struct {
+	mu      sync.Mutex
+	reqs    []request
+	answers []func(http.ResponseWriter, *http.Request) bool // consulted in order; true = answered
+}
+
+func (l *requestLog) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == podsPath && r.Method == http.MethodGet {
+			l.mu.Lock()
+			l.reqs = append(l.reqs, request{at: time.Now(), query: r.URL.Query()})
+			answers := l.answers
+			l.mu.Unlock()
+			for _, a := range answers {
+				if a(w, r) {
+					return
+				}
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+func (l *requestLog) intercept(a func(http.ResponseWriter, *http.Request) bool) {
+	l.mu.Lock()
+	l.answers = append(l.answers, a)
+	l.mu.Unlock()
+}
+
+func (l *requestLog) snapshot() []request {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]request(nil), l.reqs...)
+}
+
+// split returns the lists and the watches, in order.
+func (l *requestLog) split() (lists, watches []request) {
+	for _, r := range l.snapshot() {
+		if r.watch() {
+			watches = append(watches, r)
+		} else {
+			lists = append(lists, r)
+		}
+	}
+	return lists, watches
+}
+
+// pick keeps the named query parameters (absent ones are left out), so expectations
+// state exactly the parameters that matter.
+func pick(q url.Values, names ...string) map[string]string {
+	out := map[string]string{}
+	for _, n := range names {
+		if q.Has(n) {
+			out[n] = q.Get(n)
+		}
+	}
+	return out
+}
+
+// httpServer serves h on addr ("127.0.0.1:0" for any port) until stopped; stopping
+// closes the listener and every connection, like an apiserver going away.
+type httpServer struct {
+	addr string
+	srv  *http.Server
+	done chan struct{}
+}
+
+func serveOn(t *testing.T, addr string, h http.Handler) *httpServer {
+	t.Helper()
+	var l net.Listener
+	var err error
+	for range 50 { // the port of a server just stopped can take a moment to free
+		if l, err = net.Listen("tcp", addr); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &httpServer{addr: l.Addr().String(), srv: &http.Server{Handler: h}, done: make(chan struct{})}
+	go func() { defer close(s.done); _ = s.srv.Serve(l) }()
+	t.Cleanup(s.stop)
+	return s
+}
+
+func (s *httpServer) stop() { _ = s.srv.Close(); <-s.done }
+
+// fixture is a simulator behind a request log, a client and the pods of namespace "ns".
+type fixture struct {
+	sim    *apisim.Server
+	log    *requestLog
+	server *httpServer
+	client *listwatch.Client
+	pods   *listwatch.Resource[*object.Pod]
+}
+
+func newFixture(t *testing.T, pods int) *fixture {
+	t.Helper()
+	leakcheck.Check(t)
+	f := &fixture{sim: apisim.New(apisim.Options{}), log: &requestLog{}}
+	t.Cleanup(func() { f.sim.Close() })
+	f.server = serveOn(t, "127.0.0.1:0", f.log.wrap(f.sim))
+	// No client-side retries: the reflector's own reaction to each answer is under test.
+	c, err := listwatch.New(&listwatch.Config{Host: "http://" + f.server.addr, QPS: -1, MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.CloseIdleConnections)
+	f.client = c
+	info, err := c.Discover(context.Background(), "pods")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.pods = listwatch.For[*object.Pod](c, info, "ns")
+	for i := range pods {
+		f.create(t, "p"+strconv.Itoa(i))
+	}
+	return f
+}
+
+func (f *fixture) create(t *testing.T, name string) {
+	t.Helper()
+	if _, err := f.pods.Create(context.Background(), &object.Pod{ObjectMeta: object.ObjectMeta{Name: name}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// run starts a reflector into store and stops it when the test ends.
+func (f *fixture) run(t *testing.T, store reflector.Store[*object.Pod], opts reflector.Options) *reflector.Reflector[*object.Pod] {
+	t.Helper()
+	if opts.Backoff == (reflector.Backoff{}) {
+		opts.Backoff = reflector.Backoff{Initial: 10 * time.Millisecond, Max: 100 * time.Millisecond, Jitter: -1}
+	}
+	r := reflector.New[*object.Pod](f.pods, store, opts)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { r.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return r
+}
+
+func TestInitialListPagesThenWatchesFromItsResourceVersion(t *testing.T) {
+	f := newFixture(t, 5)
+	listRV := strconv.FormatInt(f.sim.ResourceVersion(), 10)
+	r := f.run(t, &logStore{}, reflector.Options{PageSize: 2})
+	waitFor(t, func() bool { return r.Status().State == reflector.StateWatching })
+
+	lists, watches := f.log.split()
+	var got []map[string]string
+	for _, l := range lists {
+		p := pick(l.query, "resourceVersion", "resourceVersionMatch", "limit", "continue")
+		if p["continue"] != "" {
+			p["continue"] = "<token>"
+		}
+		got = append(got, p)
+	}
+	want := []map[string]string{
+		{"resourceVersion": "0", "limit": "2"}, // any state, from the watch cache
+		{"limit": "2", "continue": "<token>"},  // later pages: the token alone
+		{"limit": "2", "continue": "<token>"},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("list requests (-want +got):\n%s", d)
+	}
+	if len(watches) != 1 {
+		t.Fatalf("%d watches, want 1", len(watches))
+	}
+	w := watches[0].query
+	if d := cmp.Diff(map[string]string{"resourceVersion": listRV, "allowWatchBookmarks": "true"},
+		pick(w, "resourceVersion", "allowWatchBookmarks", "sendInitialEvents", "resourceVersionMatch")); d != "" {
+		t.Errorf("watch parameters (-want +got):\n%s", d)
+	}
+	if secs, _ := strconv.Atoi(w.Get("timeoutSeconds")); secs < 300 || secs > 600 {
+		t.Errorf("timeoutSeconds %q, want a random value in [300, 600]", w.Get("timeoutSeconds"))
+	}
+	if got := r.LastSyncResourceVersion(); got != listRV {
+		t.Errorf("last synced RV %q, want the list's %q", got, listRV)
+	}
+}
+
+func TestStreamingListOnlyOnTheInitialWatch(t *testing.T) {
+	f := newFixture(t, 2)
+	store := &logStore{}
+	r := f.run(t, store, reflector.Options{StreamingList: true})
+	waitFor(t, func() bool { return store.has("replace 2") && r.Status().State == reflector.StateWatching })
+	f.sim.Faults().CutWatches(1, false) // the next event ends the stream cleanly
+	f.create(t, "after")
+	waitFor(t, func() bool {
+		_, watches := f.log.split()
+		return store.has("add after") && len(watches) >= 2
+	})
+
+	lists, watches := f.log.split()
+	if len(lists) != 0 {
+		t.Errorf("%d list requests; a streaming list needs none", len(lists))
+	}
+	names := []string{"resourceVersion", "resourceVersionMatch", "sendInitialEvents", "allowWatchBookmarks"}
+	if d := cmp.Diff(map[string]string{"resourceVersion": "", "resourceVersionMatch": "NotOlderThan",
+		"sendInitialEvents": "true", "allowWatchBookmarks": "true"}, pick(watches[0].query, names...)); d != "" {
+		t.Errorf("initial watch (-want +got):\n%s", d)
+	}
+	resumed := pick(watches[1].query, names...)
+	if _, has := resumed["sendInitialEvents"]; has || resumed["resourceVersion"] == "" {
+		t.Errorf("a resumed watch must start from the last RV without initial events: %v", resumed)
+	}
+}
+
+func TestRelistAfterGoneAsksForAtLeastTheLastResourceVersion(t *testing.T) {
+	f := newFixture(t, 1)
+	store := &logStore{}
+	r := f.run(t, store, reflector.Options{})
+	waitFor(t, func() bool { return r.Status().State == reflector.StateWatching })
+	// End the watch, hold off new ones, move on and compact past the reflector's RV.
+	faults := f.sim.Faults()
+	faults.FailRequests(1000, http.StatusServiceUnavailable, 0, func(r *http.Request) bool { return r.URL.Query().Get("watch") == "1" })
+	faults.CutWatches(1, false)
+	f.create(t, "cut")
+	waitFor(t, func() bool { return store.has("add cut") })
+	seen := r.LastSyncResourceVersion()
+	f.create(t, "missed")
+	f.sim.Compact()
+	faults.CutWatches(0, false)
+	faults.FailRequests(0, 0, 0, nil)
+	waitFor(t, func() bool { return store.has("replace 3") })
+
+	lists, _ := f.log.split()
+	if len(lists) != 2 {
+		t.Fatalf("%d lists, want the initial one and one relist", len(lists))
+	}
+	if d := cmp.Diff(map[string]string{"resourceVersion": seen, "resourceVersionMatch": "NotOlderThan", "limit": "500"},
+		pick(lists[1].query, "resourceVersion", "resourceVersionMatch", "limit")); d != "" {
+		t.Errorf("relist (-want +got):\n%s", d)
+	}
+}
+
+// TestConnectionRefusedBacksOffAndResumes: the apiserver goes away (its port refuses
+// connections) and comes back with the same data. The reflector backs off, says why,
+// and resumes watching from where it was, without a relist.
+func TestConnectionRefusedBacksOffAndResumes(t *testing.T) {
+	f := newFixture(t, 1)
+	store := &logStore{}
+	r := f.run(t, store, reflector.Options{})
+	waitFor(t, func() bool { return r.Status().State == reflector.StateWatching })
+	f.server.stop()
+	waitFor(t, func() bool {
+		s := r.Status()
+		return s.State == reflector.StateBackingOff && s.LastError != nil && strings.Contains(s.LastError.Error(), "connection refused")
+	})
+	time.Sleep(300 * time.Millisecond) // a few backoff rounds against the closed port
+	f.server = serveOn(t, f.server.addr, f.log.wrap(f.sim))
+	f.create(t, "back")
+	waitFor(t, func() bool { return store.has("add back") })
+
+	lists, watches := f.log.split()
+	if len(lists) != 1 {
+		t.Errorf("%d lists; coming back with the same data needs no relist", len(lists))
+	}
+	if got := watches[len(watches)-1].query.Get("resourceVersion"); got == "" || got == "0" {
+		t.Errorf("the watch after the outage starts at %q, want the last seen RV", got)
+	}
+	if err := r.Status().LastError; err != nil {
+		t.Errorf("the error must clear once events flow again: %v", err)
+	}
+}
+
+// TestReplacedServerRelistsAtTheNewestState: the apiserver comes back with other data
+// (a restored etcd) whose revision is behind the reflector's. The watch answers "too
+// large resource version", the relist at that RV too, and the reflector lists the newest
+// state (resourceVersion "") instead of waiting for a revision that may never come.
+func TestReplacedServerRelistsAtTheNewestState(t *testing.T) {
+	f := newFixture(t, 3)
+	store := &logStore{}
+	r := f.run(t, store, reflector.Options{})
+	waitFor(t, func() bool { return r.Status().State == reflector.StateWatching })
+	seen := r.LastSyncResourceVersion()
+	f.server.stop()
+	fresh := apisim.New(apisim.Options{})
+	t.Cleanup(func() { fresh.Close() })
+	f.server = serveOn(t, f.server.addr, f.log.wrap(fresh))
+	f.create(t, "only")
+	waitFor(t, func() bool { return store.has("replace 1") })
+
+	lists, _ := f.log.split()
+	var got []map[string]string
+	for _, l := range lists[1:] {
+		got = append(got, pick(l.query, "resourceVersion", "resourceVersionMatch", "continue"))
+	}
+	want := []map[string]string{
+		{"resourceVersion": seen, "resourceVersionMatch": "NotOlderThan"},
+		{}, // no resourceVersion: a consistent read of the newest state
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("relists after a too-large RV (-want +got):\n%s", d)
+	}
+}
+
+// TestRetryAfterOutlastsTheBackoff: when the server says how long to wait, the
+// reflector waits at least that long, even if its own backoff is shorter.
+func TestRetryAfterOutlastsTheBackoff(t *testing.T) {
+	f := newFixture(t, 1)
+	var once sync.Once
+	f.log.intercept(func(w http.ResponseWriter, r *http.Request) bool {
+		answered := false
+		if r.URL.Query().Get("watch") == "1" {
+			once.Do(func() {
+				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("Retry-After", "1")
+				w.WriteHeader(http.StatusTooManyRequests)
+				_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"TooManyRequests","code":429}`))
+				answered = true
+			})
+		}
+		return answered
+	})
+	r := f.run(t, &logStore{}, reflector.Options{})
+	waitFor(t, func() bool {
+		_, watches := f.log.split()
+		return len(watches) >= 2
+	})
+	_, watches := f.log.split()
+	if gap := watches[1].at.Sub(watches[0].at); gap < time.Second {
+		t.Errorf("re-watched %v after a 429 asking for 1 s (backoff 10 ms)", gap)
+	}
+	if r.Status().State == reflector.StateStopped {
+		t.Error("stopped")
+	}
+}
