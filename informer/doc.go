@@ -15,7 +15,9 @@
 //   - a handler added after the informer synced first receives the cache as initial adds;
 //     its Registration has its own HasSynced;
 //   - deletions noticed only by a relist arrive as OnDelete with finalStateUnknown and the
-//     last known state;
+//     last known state; an object deleted and recreated under the same name (another
+//     UID) arrives as a delete of the old object then an add of the new one, never as an
+//     update across two objects, whether a relist or a coalesced buffer hid the gap;
 //   - per-handler resync periods re-deliver the cache without contacting the server.
 //
 // Objects are transformed before they are stored (by default metadata.managedFields is

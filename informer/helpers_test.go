@@ -3,6 +3,7 @@ package informer
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,15 +15,30 @@ import (
 	"github.com/kinformer/kinformer/reflector"
 )
 
-// recorder is a handler that applies its events to its own view and logs them.
+// recorder is a handler that applies its events to its own view and logs them. It also
+// checks that each event follows from what it was told before (an update starts from
+// the state it last saw, of the same object; an add is of an object it does not hold; a
+// delete is of one it holds) and keeps any violation.
 type recorder struct {
-	mu    sync.Mutex
-	view  map[string]string // key → resourceVersion
-	log   []string
-	block chan struct{} // when set, each call waits on it
+	mu         sync.Mutex
+	view       map[string]string // key → resourceVersion
+	uids       map[string]string // key → UID
+	log        []string
+	violations []string
+	block      chan struct{} // when set, each call waits on it
 }
 
-func newRecorder() *recorder { return &recorder{view: map[string]string{}} }
+func newRecorder() *recorder { return &recorder{view: map[string]string{}, uids: map[string]string{}} }
+
+func (r *recorder) violate(format string, args ...any) {
+	r.violations = append(r.violations, fmt.Sprintf(format, args...))
+}
+
+func (r *recorder) brokenRules() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.violations...)
+}
 
 func (r *recorder) wait() {
 	if r.block != nil {
@@ -34,15 +50,24 @@ func (r *recorder) OnAdd(p *object.Pod, initial bool) {
 	r.wait()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.view[object.Key(p)] = p.ResourceVersion
-	r.log = append(r.log, fmt.Sprintf("add %s initial=%v", object.Key(p), initial))
+	key := object.Key(p)
+	if rv, held := r.view[key]; held {
+		r.violate("add %s@%s while holding it at %s", key, p.ResourceVersion, rv)
+	}
+	r.view[key], r.uids[key] = p.ResourceVersion, p.UID
+	r.log = append(r.log, fmt.Sprintf("add %s initial=%v", key, initial))
 }
 
 func (r *recorder) OnUpdate(old, p *object.Pod) {
 	r.wait()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.view[object.Key(p)] = p.ResourceVersion
+	key := object.Key(p)
+	if rv, held := r.view[key]; !held || rv != old.ResourceVersion || r.uids[key] != old.UID || old.UID != p.UID {
+		r.violate("update %s %s/%s→%s/%s while holding %s/%s (held %v)", key, old.UID, old.ResourceVersion,
+			p.UID, p.ResourceVersion, r.uids[key], rv, held)
+	}
+	r.view[key], r.uids[key] = p.ResourceVersion, p.UID
 	kind := "update"
 	if old == p {
 		kind = "resync"
@@ -54,8 +79,13 @@ func (r *recorder) OnDelete(p *object.Pod, fsu bool) {
 	r.wait()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	delete(r.view, object.Key(p))
-	r.log = append(r.log, fmt.Sprintf("delete %s fsu=%v", object.Key(p), fsu))
+	key := object.Key(p)
+	if _, held := r.view[key]; !held || r.uids[key] != p.UID {
+		r.violate("delete %s/%s while holding %s (held %v)", key, p.UID, r.uids[key], held)
+	}
+	delete(r.view, key)
+	delete(r.uids, key)
+	r.log = append(r.log, fmt.Sprintf("delete %s fsu=%v", key, fsu))
 }
 
 func (r *recorder) snapshot() map[string]string {
@@ -64,6 +94,19 @@ func (r *recorder) snapshot() map[string]string {
 	out := make(map[string]string, len(r.view))
 	for k, v := range r.view {
 		out[k] = v
+	}
+	return out
+}
+
+// linesFor returns the log lines about key, in order.
+func (r *recorder) linesFor(key string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, l := range r.log {
+		if f := strings.Fields(l); len(f) > 1 && f[1] == key {
+			out = append(out, l)
+		}
 	}
 	return out
 }

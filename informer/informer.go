@@ -229,10 +229,9 @@ func (inf *Informer[T]) process(it *deltafifo.Item[T]) error {
 		if err := inf.cache.Update(obj); err != nil {
 			return err
 		}
-		if existed {
-			inf.notify(note[T]{kind: noteUpdate, old: old, obj: obj, at: now})
-		} else {
-			inf.notify(note[T]{kind: noteAdd, obj: obj, at: now})
+		notes, n := changeNotes(old, existed, obj, false, now)
+		for _, note := range notes[:n] {
+			inf.notify(note)
 		}
 	case deltafifo.Deleted:
 		obj := inf.transform(d.Object)
@@ -258,12 +257,11 @@ func (inf *Informer[T]) processReplace(r *deltafifo.Replace[T], now time.Time) e
 	var notes []note[T]
 	for _, d := range replaced {
 		old, existed := inf.cache.Get(d.Key)
-		switch {
-		case !existed:
-			notes = append(notes, note[T]{kind: noteAdd, obj: d.Object, initial: r.Initial, at: now})
-		case old.Meta().ResourceVersion != d.Object.Meta().ResourceVersion:
-			notes = append(notes, note[T]{kind: noteUpdate, old: old, obj: d.Object, at: now})
+		if existed && old.Meta().ResourceVersion == d.Object.Meta().ResourceVersion {
+			continue // unchanged: a relist is not news
 		}
+		change, n := changeNotes(old, existed, d.Object, r.Initial, now)
+		notes = append(notes, change[:n]...)
 	}
 	for _, d := range tombstones {
 		notes = append(notes, note[T]{kind: noteDelete, obj: d.Object, fsu: true, at: now})
@@ -281,6 +279,25 @@ func (inf *Informer[T]) processReplace(r *deltafifo.Replace[T], now time.Time) e
 		close(inf.synced)
 	}
 	return nil
+}
+
+// changeNotes says how handlers hear that a key now holds obj: an add if it held nothing,
+// an update if it held an earlier state of the same object, and if it held another object
+// (deleted and recreated under the same name while the informer was not watching, so
+// only a relist saw it) a FinalStateUnknown delete of that one, then an add.
+// (An array, not a slice: this runs for every event and must not allocate.)
+func changeNotes[T object.Object](old T, existed bool, obj T, initial bool, now time.Time) (notes [2]note[T], n int) {
+	switch {
+	case !existed:
+		notes[0] = note[T]{kind: noteAdd, obj: obj, initial: initial, at: now}
+		return notes, 1
+	case !sameObject(old, obj):
+		notes[0] = note[T]{kind: noteDelete, obj: old, fsu: true, at: now}
+		notes[1] = note[T]{kind: noteAdd, obj: obj, at: now}
+		return notes, 2
+	}
+	notes[0] = note[T]{kind: noteUpdate, old: old, obj: obj, at: now}
+	return notes, 1
 }
 
 func (inf *Informer[T]) notify(n note[T]) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -122,6 +123,7 @@ func TestRelistAfterCompactionEmitsTombstones(t *testing.T) {
 	e := newEnv(t, apisim.Options{})
 	e.create(t, "keep", nil)
 	e.create(t, "doomed", nil)
+	e.create(t, "reborn", nil)
 	inf := New[*object.Pod](e.pods, Options[*object.Pod]{Reflector: fastReflector()})
 	rec := newRecorder()
 	inf.AddEventHandler(rec, HandlerOptions{})
@@ -135,6 +137,8 @@ func TestRelistAfterCompactionEmitsTombstones(t *testing.T) {
 	eventually(t, "the cut", func() bool { return rec.count("add ns/trigger") == 1 })
 	e.remove(t, "doomed")
 	e.create(t, "born", nil)
+	e.remove(t, "reborn")
+	e.create(t, "reborn", nil) // same name, another object (UID)
 	e.sim.Compact()
 	e.sim.Faults().CutWatches(0, false)
 	e.sim.Faults().FailRequests(0, 0, 0, nil)
@@ -144,6 +148,11 @@ func TestRelistAfterCompactionEmitsTombstones(t *testing.T) {
 	}
 	if rec.count("add ns/born initial=false") != 1 {
 		t.Errorf("want an add for the object created during the gap; log: %v", rec.log)
+	}
+	// A recreated object is another object: its predecessor's tombstone, then an add,
+	// rather than an update across two UIDs.
+	if d := cmp.Diff([]string{"delete ns/reborn fsu=true", "add ns/reborn initial=false"}, rec.linesFor("ns/reborn")[1:]); d != "" {
+		t.Errorf("recreated during the gap (-want +got):\n%s", d)
 	}
 }
 
@@ -300,14 +309,20 @@ func TestStreamingList(t *testing.T) {
 func TestPerHandlerResync(t *testing.T) {
 	e := newEnv(t, apisim.Options{})
 	e.create(t, "a", nil)
-	inf := New[*object.Pod](e.pods, Options[*object.Pod]{Reflector: fastReflector()})
+	counting := &countingWatcher{Resource: e.pods}
+	inf := New[*object.Pod](counting, Options[*object.Pod]{Reflector: fastReflector()})
 	resynced, plain := newRecorder(), newRecorder()
 	inf.AddEventHandler(resynced, HandlerOptions{ResyncPeriod: 50 * time.Millisecond})
 	inf.AddEventHandler(plain, HandlerOptions{})
 	run(t, inf)
+	eventually(t, "sync", inf.HasSynced)
+	lists, watches := counting.lists.Load(), counting.watches.Load()
 	eventually(t, "resyncs", func() bool { return resynced.count("resync ns/a") >= 3 })
 	if plain.count("resync") != 0 {
 		t.Error("a handler without a resync period got resyncs")
+	}
+	if l, w := counting.lists.Load(), counting.watches.Load(); l != lists || w != watches {
+		t.Errorf("resyncs contacted the server: lists %d→%d, watches %d→%d", lists, l, watches, w)
 	}
 }
 
@@ -336,21 +351,26 @@ func TestShortWatchesBackOff(t *testing.T) {
 	defer cancel()
 	counting.closeAtOnce = true
 	inf.Run(ctx)
-	if n := counting.watches; n > 6 {
+	if n := counting.watches.Load(); n > 6 {
 		t.Errorf("%d watches in 1 s against a server that closes them at once: hot loop", n)
 	}
 }
 
-// countingWatcher counts watches and can make each one fail at once (a 1 ms idle
-// deadline), like a proxy that drops every watch.
+// countingWatcher counts lists and watches and can make each watch fail at once (a 1 ms
+// idle deadline), like a proxy that drops every watch.
 type countingWatcher struct {
 	*listwatch.Resource[*object.Pod]
-	watches     int
-	closeAtOnce bool
+	lists, watches atomic.Int32
+	closeAtOnce    bool
+}
+
+func (c *countingWatcher) List(ctx context.Context, opts listwatch.ListOptions) (*object.List[*object.Pod], error) {
+	c.lists.Add(1)
+	return c.Resource.List(ctx, opts)
 }
 
 func (c *countingWatcher) Watch(ctx context.Context, opts listwatch.WatchOptions) (*listwatch.Watch[*object.Pod], error) {
-	c.watches++
+	c.watches.Add(1)
 	if c.closeAtOnce {
 		opts.TimeoutSeconds = 0
 		opts.IdleTimeout = time.Millisecond

@@ -26,12 +26,22 @@ type note[T object.Object] struct {
 }
 
 // coalesced is one key's net change while a handler's buffer is full: the state the
-// handler last saw (before) and the newest state (after).
+// handler last saw (before), the newest state (after), and the final state of the object
+// the handler knew if it was deleted in between (gone).
 type coalesced[T object.Object] struct {
 	hadBefore, hasAfter bool
 	before, after       T
-	initial, fsu        bool
+	initial             bool
+	goneSet, goneFSU    bool
+	gone                T
 	at                  time.Time
+}
+
+// sameObject reports whether a and b are states of one object, not a deleted object and
+// another created under the same name (objects without a UID are taken to be the same).
+func sameObject[T object.Object](a, b T) bool {
+	ua, ub := a.Meta().UID, b.Meta().UID
+	return ua == "" || ub == "" || ua == ub
 }
 
 // listener feeds one handler from its own buffer so that a slow handler never holds up
@@ -55,6 +65,7 @@ type listener[T object.Object] struct {
 	overflow  map[string]*coalesced[T]
 	order     []string // overflow keys, oldest first
 	orderHead int
+	pending   *note[T] // the second half of a coalesced delete-and-recreate
 	stopped   bool
 
 	// Sync tracking: the handler has synced when it has taken every notification that
@@ -113,7 +124,10 @@ func (l *listener[T]) coalesce(n note[T]) {
 	case noteAdd, noteUpdate:
 		c.hasAfter, c.after = true, n.obj
 	case noteDelete:
-		c.hasAfter, c.after, c.fsu = false, n.obj, n.fsu
+		c.hasAfter = false
+		if !c.goneSet { // the first delete is of the object the handler knew
+			c.goneSet, c.gone, c.goneFSU = true, n.obj, n.fsu
+		}
 	}
 }
 
@@ -155,6 +169,11 @@ func (l *listener[T]) next() (n note[T], ok bool) {
 		if l.stopped {
 			return n, false
 		}
+		if l.pending != nil {
+			n, l.pending = *l.pending, nil
+			l.taken++ // the key counts as taken once both halves are out
+			return n, true
+		}
 		if l.head < len(l.buf) {
 			n = l.buf[l.head]
 			l.buf[l.head] = note[T]{}
@@ -170,23 +189,43 @@ func (l *listener[T]) next() (n note[T], ok bool) {
 			l.orderHead++
 			c := l.overflow[key]
 			delete(l.overflow, key)
-			l.taken++
 			if l.orderHead == len(l.order) {
 				l.order, l.orderHead = l.order[:0], 0
 			}
-			switch {
-			case c.hadBefore && c.hasAfter:
-				return note[T]{kind: noteUpdate, old: c.before, obj: c.after, at: c.at}, true
-			case c.hasAfter:
-				return note[T]{kind: noteAdd, obj: c.after, initial: c.initial, at: c.at}, true
-			case c.hadBefore:
-				return note[T]{kind: noteDelete, obj: c.after, fsu: c.fsu, at: c.at}, true
+			if n, ok := l.resolve(c); ok {
+				if l.pending == nil {
+					l.taken++ // else once the pending half is out
+				}
+				return n, true
 			}
+			l.taken++
 			l.checkSynced() // an add then a delete the handler never saw: nothing to deliver
 		}
 		l.checkSynced()
 		l.cond.Wait()
 	}
+}
+
+// resolve turns a coalesced key into what the handler is told: an update, an add, a
+// delete, nothing (created and deleted unseen), or, for an object deleted and recreated
+// under the same name, the delete now and the add as l.pending.
+func (l *listener[T]) resolve(c *coalesced[T]) (note[T], bool) {
+	switch {
+	case c.hadBefore && c.hasAfter && sameObject(c.before, c.after):
+		return note[T]{kind: noteUpdate, old: c.before, obj: c.after, at: c.at}, true
+	case c.hadBefore && c.hasAfter:
+		gone, fsu := c.before, true
+		if c.goneSet {
+			gone, fsu = c.gone, c.goneFSU
+		}
+		l.pending = &note[T]{kind: noteAdd, obj: c.after, at: c.at}
+		return note[T]{kind: noteDelete, obj: gone, fsu: fsu, at: c.at}, true
+	case c.hasAfter:
+		return note[T]{kind: noteAdd, obj: c.after, initial: c.initial, at: c.at}, true
+	case c.hadBefore:
+		return note[T]{kind: noteDelete, obj: c.gone, fsu: c.goneFSU, at: c.at}, true
+	}
+	return note[T]{}, false
 }
 
 // run delivers notifications until stop.
@@ -214,7 +253,7 @@ func (l *listener[T]) stop() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.stopped = true
-	l.buf, l.overflow, l.order = nil, nil, nil
+	l.buf, l.overflow, l.order, l.pending = nil, nil, nil, nil
 	l.cond.Broadcast()
 }
 
@@ -223,6 +262,9 @@ func (l *listener[T]) depth(now time.Time) (int, time.Duration, uint64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	n := len(l.buf) - l.head + len(l.order) - l.orderHead
+	if l.pending != nil {
+		n++
+	}
 	var lag time.Duration
 	if l.head < len(l.buf) {
 		lag = now.Sub(l.buf[l.head].at)

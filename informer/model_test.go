@@ -96,6 +96,11 @@ func runModel(t *testing.T, seed uint64) {
 			ok = ok && cmp.Equal(want, r.snapshot())
 		}
 		if ok {
+			for i, r := range recs {
+				if v := r.brokenRules(); len(v) > 0 {
+					t.Errorf("seed %d: handler %d was told inconsistent events: %q", seed, i, v)
+				}
+			}
 			return
 		}
 		if time.Now().After(deadline) {

@@ -1,0 +1,96 @@
+package informer
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kinformer/kinformer/object"
+)
+
+// pod is a state of object "ns/name": uid says which object, rv which state of it.
+func pod(name, uid, rv string) *object.Pod {
+	return &object.Pod{ObjectMeta: object.ObjectMeta{Namespace: "ns", Name: name, UID: uid, ResourceVersion: rv}}
+}
+
+func describe(p *object.Pod) string { return p.Name + "/" + p.UID + "@" + p.ResourceVersion }
+
+// TestOverflowCoalescing feeds a listener with a one-slot buffer (already taken, so every
+// note below overflows) and checks what the handler is told once it catches up: the net
+// change per object, never a lost final state, and never a recreated object passed off
+// as an update of the deleted one.
+func TestOverflowCoalescing(t *testing.T) {
+	at := time.Unix(0, 0)
+	add := func(p *object.Pod, initial bool) note[*object.Pod] {
+		return note[*object.Pod]{kind: noteAdd, obj: p, initial: initial, at: at}
+	}
+	upd := func(old, p *object.Pod) note[*object.Pod] {
+		return note[*object.Pod]{kind: noteUpdate, old: old, obj: p, at: at}
+	}
+	del := func(p *object.Pod, fsu bool) note[*object.Pod] {
+		return note[*object.Pod]{kind: noteDelete, obj: p, fsu: fsu, at: at}
+	}
+	a1, a2, a3 := pod("a", "u1", "1"), pod("a", "u1", "2"), pod("a", "u1", "3")
+	b1 := pod("a", "u2", "4") // "a" again, but another object
+	tests := []struct {
+		name  string
+		notes []note[*object.Pod]
+		want  []string
+	}{
+		{"updates merge into one", []note[*object.Pod]{upd(a1, a2), upd(a2, a3)},
+			[]string{"update a/u1@1 -> a/u1@3"}},
+		{"an initial add stays initial", []note[*object.Pod]{add(a1, true), upd(a1, a2)},
+			[]string{"add a/u1@2 initial=true"}},
+		{"created and deleted unseen: nothing", []note[*object.Pod]{add(a1, false), upd(a1, a2), del(a2, false)},
+			nil},
+		{"update then delete: the delete with the final state", []note[*object.Pod]{upd(a1, a2), del(a3, false)},
+			[]string{"delete a/u1@3 fsu=false"}},
+		{"a tombstone keeps its flag", []note[*object.Pod]{del(a1, true)},
+			[]string{"delete a/u1@1 fsu=true"}},
+		{"deleted and recreated: delete then add", []note[*object.Pod]{upd(a1, a2), del(a3, false), add(b1, false)},
+			[]string{"delete a/u1@3 fsu=false", "add a/u2@4 initial=false"}},
+		{"recreated then deleted again: the known object's delete", []note[*object.Pod]{del(a1, false), add(b1, false), del(b1, false)},
+			[]string{"delete a/u1@1 fsu=false"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := newListener[*object.Pod](nil, "h", 1, 0)
+			l.add(add(pod("filler", "f", "0"), true)) // takes the only slot
+			for _, n := range tt.notes {
+				l.add(n)
+			}
+			l.add(add(pod("sentinel", "s", "9"), false)) // overflows last, so comes out last
+			l.markSynced()
+			var got []string
+			for {
+				if l.hasSynced() {
+					t.Fatal("synced before taking everything")
+				}
+				n, _ := l.next()
+				l.mu.Lock()
+				l.checkSynced()
+				l.mu.Unlock()
+				if n.obj.Name == "sentinel" {
+					break
+				}
+				switch {
+				case n.obj.Name == "filler":
+				case n.kind == noteAdd:
+					got = append(got, fmt.Sprintf("add %s initial=%v", describe(n.obj), n.initial))
+				case n.kind == noteUpdate:
+					got = append(got, fmt.Sprintf("update %s -> %s", describe(n.old), describe(n.obj)))
+				case n.kind == noteDelete:
+					got = append(got, fmt.Sprintf("delete %s fsu=%v", describe(n.obj), n.fsu))
+				}
+			}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("delivered (-want +got):\n%s", d)
+			}
+			if !l.hasSynced() {
+				t.Error("not synced after taking everything")
+			}
+		})
+	}
+}
