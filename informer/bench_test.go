@@ -16,3 +16,12 @@ func BenchmarkPipeline(b *testing.B) {
 		b.Run(fmt.Sprintf("objects=%d", objects), func(b *testing.B) { pipeline.RunInformer(b, objects) })
 	}
 }
+
+// BenchmarkRelistMemory measures a relist's peak live heap against the store's size
+// (see pipeline.RunRelistMemory): after a 410, none, a tenth, or all of 10k pods changed.
+// Run it once per case: go test -run '^$' -bench RelistMemory -benchtime 1x ./informer
+func BenchmarkRelistMemory(b *testing.B) {
+	for _, changed := range []float64{0, 0.1, 1} {
+		b.Run(fmt.Sprintf("changed=%g", changed), func(b *testing.B) { pipeline.RunRelistMemory(b, 10000, changed) })
+	}
+}

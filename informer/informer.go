@@ -98,8 +98,25 @@ func New[T object.Object](lw reflector.ListerWatcher[T], opts Options[T]) *Infor
 	if len(opts.Indexers) > 0 {
 		_ = inf.cache.AddIndexers(opts.Indexers) // a fresh indexer has only "namespace"
 	}
-	inf.reflector = reflector.New[T](lw, inf.fifo, opts.Reflector)
+	inf.reflector = reflector.New[T](lw, relistStore[T]{inf.fifo, inf.cache}, opts.Reflector)
 	return inf
+}
+
+// relistStore is the reflector's view of the informer: the FIFO, plus the cache for
+// reflector.Reuser, so a relisted object that has not changed is the cached one.
+type relistStore[T object.Object] struct {
+	*deltafifo.FIFO[T]
+	cache *indexer.Indexer[T]
+}
+
+// Reuse returns the cached object when it is obj's state (same resourceVersion). The
+// cache may lag the FIFO, which does not matter: a resourceVersion names one state.
+func (s relistStore[T]) Reuse(obj T) T {
+	m := obj.Meta()
+	if cached, ok := s.cache.Get(object.Key(obj)); ok && m.ResourceVersion != "" && cached.Meta().ResourceVersion == m.ResourceVersion {
+		return cached
+	}
+	return obj
 }
 
 // Registration is a handler's handle: its own HasSynced, and Remove.
@@ -248,11 +265,12 @@ func (inf *Informer[T]) process(it *deltafifo.Item[T]) error {
 // one step, then handlers hear what changed: adds (initial ones for the first list),
 // updates for objects whose resourceVersion moved, and tombstones for objects gone.
 func (inf *Informer[T]) processReplace(r *deltafifo.Replace[T], now time.Time) error {
-	objs := make([]T, len(r.Objects))
 	for i, o := range r.Objects {
-		objs[i] = inf.transform(o)
+		if cached, ok := inf.cache.Get(object.Key(o)); ok && cached.Meta() == o.Meta() {
+			continue // reused by the reflector: stored, so already transformed
+		}
+		r.Objects[i] = inf.transform(o)
 	}
-	r.Objects = objs
 	replaced, tombstones := deltafifo.ReplaceDeltas[T](r, inf.cache)
 	var notes []note[T]
 	for _, d := range replaced {
@@ -266,7 +284,7 @@ func (inf *Informer[T]) processReplace(r *deltafifo.Replace[T], now time.Time) e
 	for _, d := range tombstones {
 		notes = append(notes, note[T]{kind: noteDelete, obj: d.Object, fsu: true, at: now})
 	}
-	if err := inf.cache.Replace(objs); err != nil {
+	if err := inf.cache.Replace(r.Objects); err != nil {
 		return err
 	}
 	for _, n := range notes {

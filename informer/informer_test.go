@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -376,4 +377,50 @@ func (c *countingWatcher) Watch(ctx context.Context, opts listwatch.WatchOptions
 		opts.IdleTimeout = time.Millisecond
 	}
 	return c.Resource.Watch(ctx, opts)
+}
+
+// TestRelistReusesUnchangedObjects: a relist hands back the cached object for every
+// object whose resourceVersion did not move (so a relist does not hold two copies of
+// an unchanged store), without transforming it a second time.
+func TestRelistReusesUnchangedObjects(t *testing.T) {
+	e := newEnv(t, apisim.Options{})
+	e.create(t, "same", nil)
+	e.create(t, "moved", nil)
+	var transformed sync.Map // name → count
+	count := func(p *object.Pod) *object.Pod {
+		n, _ := transformed.LoadOrStore(p.Name, new(atomic.Int32))
+		n.(*atomic.Int32).Add(1)
+		return p
+	}
+	inf := New[*object.Pod](e.pods, Options[*object.Pod]{Reflector: fastReflector(), Transform: count})
+	rec := newRecorder()
+	inf.AddEventHandler(rec, HandlerOptions{})
+	run(t, inf)
+	eventually(t, "sync", inf.HasSynced)
+	same, _ := inf.Lister().Get("ns/same")
+	moved, _ := inf.Lister().Get("ns/moved")
+
+	f := e.sim.Faults()
+	f.FailRequests(1000, http.StatusServiceUnavailable, 0, func(r *http.Request) bool { return r.URL.Query().Get("watch") == "1" })
+	f.CutWatches(1, false)
+	e.create(t, "cut", nil)
+	eventually(t, "the cut", func() bool { return rec.count("add ns/cut") == 1 })
+	e.relabel(t, "moved", "1")
+	e.sim.Compact()
+	f.CutWatches(0, false)
+	f.FailRequests(0, 0, 0, nil)
+	eventually(t, "the relist", func() bool { return cmp.Equal(rec.snapshot(), e.serverState(t)) })
+
+	if got, _ := inf.Lister().Get("ns/same"); got != same {
+		t.Error("an unchanged object was replaced by its relisted copy")
+	}
+	if got, _ := inf.Lister().Get("ns/moved"); got == moved || got.ResourceVersion == moved.ResourceVersion {
+		t.Error("a changed object was not replaced")
+	}
+	for name, want := range map[string]int32{"same": 1, "moved": 2} {
+		n, _ := transformed.Load(name)
+		if got := n.(*atomic.Int32).Load(); got != want {
+			t.Errorf("%s transformed %d times, want %d", name, got, want)
+		}
+	}
 }

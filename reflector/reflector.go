@@ -30,6 +30,14 @@ type Store[T any] interface {
 	Replace(objs []T, resourceVersion string)
 }
 
+// Reuser is an optional Store method. During a relist the reflector offers it each
+// listed object; it returns the object it already holds in the same state (same key and
+// resourceVersion), or obj. Unchanged objects are then not held twice while the rest
+// of the list arrives, which keeps a relist's peak memory near the store's size.
+type Reuser[T any] interface {
+	Reuse(obj T) T
+}
+
 // Metrics receives the reflector's counts; nil records nothing.
 type Metrics interface {
 	List()
@@ -283,6 +291,11 @@ func (r *Reflector[T]) listPages(ctx context.Context, rv string) ([]T, string, e
 		}
 		if listRV == "" {
 			listRV = page.ResourceVersion
+		}
+		if reuser, ok := r.store.(Reuser[T]); ok {
+			for i, obj := range page.Items {
+				page.Items[i] = reuser.Reuse(obj)
+			}
 		}
 		items = append(items, page.Items...)
 		if page.Continue == "" {
