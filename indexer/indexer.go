@@ -41,7 +41,8 @@ func New[T object.Object]() *Indexer[T] {
 	return ix
 }
 
-// AddIndexers adds indexes, at any time: existing objects are indexed at once.
+// AddIndexers adds indexes, at any time: existing objects are indexed at once. It adds
+// all of them or, when a name is taken or a function fails on a stored object, none.
 func (ix *Indexer[T]) AddIndexers(funcs map[string]IndexFunc[T]) error {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
@@ -50,15 +51,19 @@ func (ix *Indexer[T]) AddIndexers(funcs map[string]IndexFunc[T]) error {
 			return fmt.Errorf("indexer: index %q already exists", name)
 		}
 	}
-	for name, f := range funcs {
-		ix.funcs[name] = f
-		ix.indices[name] = map[string]map[string]struct{}{}
-		ix.values[name] = map[string][]string{}
+	// Build the new indexes aside, so a failure leaves the indexer as it was.
+	staged := &Indexer[T]{funcs: funcs, indices: map[string]map[string]map[string]struct{}{}, values: map[string]map[string][]string{}}
+	for name := range funcs {
+		staged.indices[name] = map[string]map[string]struct{}{}
+		staged.values[name] = map[string][]string{}
 		for key, obj := range ix.items {
-			if err := ix.indexOne(name, key, obj); err != nil {
+			if err := staged.indexOne(name, key, obj); err != nil {
 				return err
 			}
 		}
+	}
+	for name, f := range funcs {
+		ix.funcs[name], ix.indices[name], ix.values[name] = f, staged.indices[name], staged.values[name]
 	}
 	return nil
 }

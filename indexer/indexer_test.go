@@ -2,6 +2,8 @@ package indexer
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"testing"
 
@@ -79,6 +81,43 @@ func TestIndexAddedLateIsBackfilled(t *testing.T) {
 	ix.AddIndexers(map[string]IndexFunc[*object.Pod]{"app": byApp})
 	if keys, _ := ix.IndexKeys("app", "web"); !cmp.Equal(keys, []string{"a/p1"}) {
 		t.Errorf("backfill: %v", keys)
+	}
+}
+
+// TestAddIndexersIsAllOrNothing: a failing index function, or a taken name, leaves the
+// indexer exactly as it was.
+func TestAddIndexersIsAllOrNothing(t *testing.T) {
+	failing := func(p *object.Pod) ([]string, error) {
+		if p.Name == "bad" {
+			return nil, fmt.Errorf("cannot index %s", p.Name)
+		}
+		return []string{"x"}, nil
+	}
+	tests := []struct {
+		name  string
+		funcs map[string]IndexFunc[*object.Pod]
+	}{
+		{"a function fails on a stored object", map[string]IndexFunc[*object.Pod]{"app": byApp, "failing": failing}},
+		{"a name is taken", map[string]IndexFunc[*object.Pod]{"app": byApp, NamespaceIndex: byApp}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ix := New[*object.Pod]()
+			ix.Add(pod("a", "good", map[string]string{"app": "web"}))
+			ix.Add(pod("a", "bad", nil))
+			if err := ix.AddIndexers(tt.funcs); err == nil {
+				t.Fatal("no error")
+			}
+			if _, err := ix.ByIndex("app", "web"); err == nil {
+				t.Error("index app exists after a failed AddIndexers")
+			}
+			if d := cmp.Diff([]string{NamespaceIndex}, slices.Sorted(maps.Keys(ix.funcs))); d != "" {
+				t.Errorf("indexes (-want +got):\n%s", d)
+			}
+			if err := ix.AddIndexers(map[string]IndexFunc[*object.Pod]{"app": byApp}); err != nil {
+				t.Errorf("the name must still be free: %v", err)
+			}
+		})
 	}
 }
 

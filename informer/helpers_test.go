@@ -3,10 +3,13 @@ package informer
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/kinformer/kinformer/apisim"
 	"github.com/kinformer/kinformer/internal/simtest"
@@ -128,6 +131,7 @@ type env struct {
 	sim    *apisim.Server
 	client *listwatch.Client
 	pods   *listwatch.Resource[*object.Pod]
+	gaps   int // gapThenRelist calls so far
 }
 
 func newEnv(t *testing.T, opts apisim.Options) *env {
@@ -219,4 +223,24 @@ func eventually(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// gapThenRelist opens a gap in the informer's watch: it ends the watch (once rec has
+// seen the event that ends it), refuses new ones while change runs, then compacts the
+// history, so the re-watch gets 410 and only a relist can catch up. It returns once rec's
+// view equals the server again.
+func (e *env) gapThenRelist(t *testing.T, rec *recorder, change func()) {
+	t.Helper()
+	f := e.sim.Faults()
+	f.FailRequests(1000, http.StatusServiceUnavailable, 0, func(r *http.Request) bool { return r.URL.Query().Get("watch") == "1" })
+	f.CutWatches(1, false)
+	e.gaps++
+	cut := fmt.Sprint("cut-", e.gaps)
+	e.create(t, cut, nil)
+	eventually(t, "the cut", func() bool { return rec.count("add ns/"+cut) == 1 })
+	change()
+	e.sim.Compact()
+	f.CutWatches(0, false)
+	f.FailRequests(0, 0, 0, nil)
+	eventually(t, "the relist", func() bool { return cmp.Equal(rec.snapshot(), e.serverState(t)) })
 }

@@ -132,18 +132,12 @@ func TestRelistAfterCompactionEmitsTombstones(t *testing.T) {
 	eventually(t, "sync", inf.HasSynced)
 	// Cut the watch and refuse new ones, change things, compact: the re-watch from the
 	// old resourceVersion then gets 410 and only a relist can catch up.
-	e.sim.Faults().FailRequests(1000, http.StatusServiceUnavailable, 0, func(r *http.Request) bool { return r.URL.Query().Get("watch") == "1" })
-	e.sim.Faults().CutWatches(1, false)
-	e.create(t, "trigger", nil)
-	eventually(t, "the cut", func() bool { return rec.count("add ns/trigger") == 1 })
-	e.remove(t, "doomed")
-	e.create(t, "born", nil)
-	e.remove(t, "reborn")
-	e.create(t, "reborn", nil) // same name, another object (UID)
-	e.sim.Compact()
-	e.sim.Faults().CutWatches(0, false)
-	e.sim.Faults().FailRequests(0, 0, 0, nil)
-	eventually(t, "relist", func() bool { return cmp.Equal(rec.snapshot(), e.serverState(t)) })
+	e.gapThenRelist(t, rec, func() {
+		e.remove(t, "doomed")
+		e.create(t, "born", nil)
+		e.remove(t, "reborn")
+		e.create(t, "reborn", nil) // same name, another object (UID)
+	})
 	if rec.count("delete ns/doomed fsu=true") != 1 {
 		t.Errorf("want a tombstone for the object deleted during the gap; log: %v", rec.log)
 	}
@@ -400,16 +394,7 @@ func TestRelistReusesUnchangedObjects(t *testing.T) {
 	same, _ := inf.Lister().Get("ns/same")
 	moved, _ := inf.Lister().Get("ns/moved")
 
-	f := e.sim.Faults()
-	f.FailRequests(1000, http.StatusServiceUnavailable, 0, func(r *http.Request) bool { return r.URL.Query().Get("watch") == "1" })
-	f.CutWatches(1, false)
-	e.create(t, "cut", nil)
-	eventually(t, "the cut", func() bool { return rec.count("add ns/cut") == 1 })
-	e.relabel(t, "moved", "1")
-	e.sim.Compact()
-	f.CutWatches(0, false)
-	f.FailRequests(0, 0, 0, nil)
-	eventually(t, "the relist", func() bool { return cmp.Equal(rec.snapshot(), e.serverState(t)) })
+	e.gapThenRelist(t, rec, func() { e.relabel(t, "moved", "1") })
 
 	if got, _ := inf.Lister().Get("ns/same"); got != same {
 		t.Error("an unchanged object was replaced by its relisted copy")
