@@ -87,9 +87,8 @@ func (s *Server) planWatch(r *http.Request, tk string) (watchStart, error) {
 	if err != nil {
 		return watchStart{}, badRequest("invalid resourceVersion %q", rv)
 	}
-	if n > s.store.rev {
-		return watchStart{}, tooLargeRV(n, s.store.rev)
-	}
+	// A resourceVersion the store has not reached is not an error for a watch (the real
+	// apiserver does the same): it waits, and sends the changes after it.
 	return watchStart{from: n, expired: n < s.store.compacted}, nil
 }
 

@@ -2,7 +2,10 @@ package e2e
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -275,5 +278,57 @@ func TestHTTP2OverTLS(t *testing.T) {
 	defer c1.CloseIdleConnections()
 	if _, proto, err := c1.ServerVersion(ctxFor(t, 10*time.Second)); err != nil || proto != "HTTP/1.1" {
 		t.Errorf("DisableHTTP2: %q, %v", proto, err)
+	}
+}
+
+// TestFutureResourceVersion pins down what the simulator copies: a NotOlderThan list at
+// a resourceVersion the apiserver has not reached answers 504 with a
+// ResourceVersionTooLarge cause and a retry hint (after waiting ~3 s for its watch cache
+// to catch up), which the reflector answers with a consistent relist; a watch from such
+// a resourceVersion is no error: it waits for that revision, silently, until its timeout.
+func TestFutureResourceVersion(t *testing.T) {
+	ns := namespace(t)
+	cfg, err := listwatch.LoadKubeconfig(listwatch.LoadOptions{Path: shared.cluster.Kubeconfig})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxRetries = -1 // see the first answer, not the client's retries of it
+	c, err := listwatch.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseIdleConnections()
+	secrets := resource[*object.Raw](t, c, "secrets", ns)
+	ctx := ctxFor(t, time.Minute)
+	l, err := secrets.List(ctx, listwatch.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rv, _ := strconv.ParseInt(l.ResourceVersion, 10, 64)
+	future := strconv.FormatInt(rv+1_000_000, 10)
+
+	_, err = secrets.List(ctx, listwatch.ListOptions{ResourceVersion: future, ResourceVersionMatch: "NotOlderThan"})
+	se, ok := object.AsStatus(err)
+	if !ok {
+		t.Fatalf("list at a future RV: %v, want a Status error", err)
+	}
+	hasCause := false
+	if d := se.Status.Details; d != nil {
+		for _, c := range d.Causes {
+			hasCause = hasCause || c.Type == "ResourceVersionTooLarge"
+		}
+	}
+	retry, hinted := object.RetryAfter(err)
+	if se.Status.Code != 504 || !hasCause || !hinted || retry <= 0 {
+		t.Errorf("list at a future RV: code %d, cause %v, retry %v %v: %+v", se.Status.Code, hasCause, retry, hinted, se.Status)
+	}
+
+	w, err := secrets.Watch(ctx, listwatch.WatchOptions{ResourceVersion: future, TimeoutSeconds: 3})
+	if err != nil {
+		t.Fatalf("watch at a future RV: %v, want it accepted", err)
+	}
+	defer w.Close()
+	if ev, err := w.Next(); !errors.Is(err, io.EOF) {
+		t.Errorf("watch at a future RV: event %v, error %v; want nothing until the timeout", ev.Type, err)
 	}
 }

@@ -300,20 +300,33 @@ func TestConnectionRefusedBacksOffAndResumes(t *testing.T) {
 	}
 }
 
-// TestReplacedServerRelistsAtTheNewestState: the apiserver comes back with other data
-// (a restored etcd) whose revision is behind the reflector's. The watch answers "too
-// large resource version", the relist at that RV too, and the reflector lists the newest
-// state (resourceVersion "") instead of waiting for a revision that may never come.
-func TestReplacedServerRelistsAtTheNewestState(t *testing.T) {
+// TestRelistOnABehindServerReadsTheNewestState: the watch expires (410) and the relist
+// lands on an apiserver whose revision is behind the reflector's (a restored etcd, or an
+// HA peer whose cache lags). The list at the last RV answers "too large resource
+// version", and the reflector lists the newest state (resourceVersion "") instead of
+// waiting for a revision that may never come.
+func TestRelistOnABehindServerReadsTheNewestState(t *testing.T) {
 	f := newFixture(t, 3)
 	store := &logStore{}
 	r := f.run(t, store, reflector.Options{})
 	waitFor(t, func() bool { return r.Status().State == reflector.StateWatching })
 	seen := r.LastSyncResourceVersion()
 	f.server.stop()
-	fresh := apisim.New(apisim.Options{})
-	t.Cleanup(func() { fresh.Close() })
-	f.server = serveOn(t, f.server.addr, f.log.wrap(fresh))
+	behind := apisim.New(apisim.Options{})
+	t.Cleanup(func() { behind.Close() })
+	var once sync.Once
+	f.log.intercept(func(w http.ResponseWriter, r *http.Request) bool {
+		answered := false
+		if r.URL.Query().Get("watch") == "1" {
+			once.Do(func() { // a 410 the way the apiserver sends it: an ERROR event
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write([]byte(`{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","message":"too old resource version","reason":"Expired","code":410}}` + "\n"))
+				answered = true
+			})
+		}
+		return answered
+	})
+	f.server = serveOn(t, f.server.addr, f.log.wrap(behind))
 	f.create(t, "only")
 	waitFor(t, func() bool { return store.has("replace 1") })
 
@@ -327,7 +340,7 @@ func TestReplacedServerRelistsAtTheNewestState(t *testing.T) {
 		{}, // no resourceVersion: a consistent read of the newest state
 	}
 	if d := cmp.Diff(want, got); d != "" {
-		t.Errorf("relists after a too-large RV (-want +got):\n%s", d)
+		t.Errorf("relists after a 410 on a server that is behind (-want +got):\n%s", d)
 	}
 }
 
