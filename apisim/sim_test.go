@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -236,5 +237,52 @@ func TestCloseEndsWatches(t *testing.T) {
 	case <-done:
 	case <-time.After(5 * time.Second):
 		t.Fatal("Close did not end the open watch")
+	}
+}
+
+// TestFutureResourceVersion mirrors e2e's TestFutureResourceVersion against the real
+// apiserver: a NotOlderThan list at a revision not reached yet answers 504 with a
+// ResourceVersionTooLarge cause and Retry-After; a watch from it is accepted and silent
+// (no bookmarks either) until the store gets there, then sends what comes after.
+func TestFutureResourceVersion(t *testing.T) {
+	_, url := start(t, apisim.Options{BookmarkInterval: 50 * time.Millisecond})
+	call(t, "POST", url+"/api/v1/namespaces/a/pods", "", `{"metadata":{"name":"p"}}`)
+	_, list := call(t, "GET", url+"/api/v1/pods", "", "")
+	rv, _ := strconv.Atoi(list["metadata"].(map[string]any)["resourceVersion"].(string))
+	future := strconv.Itoa(rv + 2)
+	resp, err := http.Get(url + "/api/v1/pods?resourceVersionMatch=NotOlderThan&resourceVersion=" + future)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st struct {
+		Code    int
+		Details struct{ Causes []struct{ Reason string } } // a cause's type is sent as "reason"
+	}
+	json.NewDecoder(resp.Body).Decode(&st)
+	resp.Body.Close()
+	if resp.StatusCode != 504 || resp.Header.Get("Retry-After") == "" || len(st.Details.Causes) != 1 ||
+		st.Details.Causes[0].Reason != "ResourceVersionTooLarge" {
+		t.Errorf("list at a future RV: %d, Retry-After %q, %+v", resp.StatusCode, resp.Header.Get("Retry-After"), st)
+	}
+
+	lines, stop := watchLines(t, url+"/api/v1/pods?watch=1&allowWatchBookmarks=true&resourceVersion="+future)
+	defer stop()
+	got := make(chan string, 1)
+	go func() {
+		if lines.Scan() {
+			got <- lines.Text()
+		}
+		close(got)
+	}()
+	select {
+	case l := <-got:
+		t.Fatalf("a watch from a future RV said %s before the store got there", l)
+	case <-time.After(300 * time.Millisecond): // six bookmark intervals of silence
+	}
+	for _, n := range []string{"q", "r", "s"} { // rv+1, rv+2 (not after the watch's RV), rv+3
+		call(t, "POST", url+"/api/v1/namespaces/a/pods", "", `{"metadata":{"name":"`+n+`"}}`)
+	}
+	if l := <-got; !strings.Contains(l, `"name":"s"`) {
+		t.Errorf("first event after the future RV: %s", l)
 	}
 }

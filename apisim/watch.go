@@ -197,12 +197,13 @@ func (ws *watchStream) run(ctx context.Context, start watchStart) {
 					return
 				}
 			}
+			reached := current >= from // a watch from a future RV hears nothing until then
 			from = max(from, current)
 			select {
 			case <-notify:
 				continue
 			case <-ticker.C:
-				if ws.bookmarks && !ws.sendBookmark(from, false) {
+				if ws.bookmarks && reached && !ws.sendBookmark(from, false) {
 					return
 				}
 				continue
