@@ -19,29 +19,57 @@ import (
 	"github.com/kinformer/kinformer/reflector"
 )
 
-// view is a handler's picture of the world, built only from its events.
+// view is a handler's picture of the world, built only from its events. It also keeps
+// any event that does not follow from the ones before it (an update that does not start
+// from the state the handler holds, of the same object; an add of an object it holds; a
+// delete of one it does not), which converge reports.
 type view struct {
-	mu sync.Mutex
-	m  map[string]string // key → resourceVersion
+	mu         sync.Mutex
+	m          map[string]string // key → resourceVersion
+	uids       map[string]string // key → UID
+	violations []string
 }
 
-func newView() *view { return &view{m: map[string]string{}} }
+func newView() *view { return &view{m: map[string]string{}, uids: map[string]string{}} }
 
 func handlerFor[T object.Object](v *view) informer.HandlerFuncs[T] {
-	set := func(o T) {
-		v.mu.Lock()
-		v.m[object.Key(o)] = o.Meta().ResourceVersion
-		v.mu.Unlock()
-	}
 	return informer.HandlerFuncs[T]{
-		AddFunc:    func(o T, _ bool) { set(o) },
-		UpdateFunc: func(_, o T) { set(o) },
+		AddFunc: func(o T, _ bool) {
+			v.mu.Lock()
+			defer v.mu.Unlock()
+			key, m := object.Key(o), o.Meta()
+			if rv, held := v.m[key]; held {
+				v.violations = append(v.violations, fmt.Sprintf("add %s@%s while holding it at %s", key, m.ResourceVersion, rv))
+			}
+			v.m[key], v.uids[key] = m.ResourceVersion, m.UID
+		},
+		UpdateFunc: func(old, o T) {
+			v.mu.Lock()
+			defer v.mu.Unlock()
+			key, om, m := object.Key(o), old.Meta(), o.Meta()
+			if rv, held := v.m[key]; !held || rv != om.ResourceVersion || v.uids[key] != om.UID || om.UID != m.UID {
+				v.violations = append(v.violations, fmt.Sprintf("update %s %s/%s→%s/%s while holding %s/%s",
+					key, om.UID, om.ResourceVersion, m.UID, m.ResourceVersion, v.uids[key], rv))
+			}
+			v.m[key], v.uids[key] = m.ResourceVersion, m.UID
+		},
 		DeleteFunc: func(o T, _ bool) {
 			v.mu.Lock()
-			delete(v.m, object.Key(o))
-			v.mu.Unlock()
+			defer v.mu.Unlock()
+			key := object.Key(o)
+			if _, held := v.m[key]; !held || v.uids[key] != o.Meta().UID {
+				v.violations = append(v.violations, fmt.Sprintf("delete %s/%s while holding %q", key, o.Meta().UID, v.uids[key]))
+			}
+			delete(v.m, key)
+			delete(v.uids, key)
 		},
 	}
+}
+
+func (v *view) brokenRules() []string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return append([]string(nil), v.violations...)
 }
 
 func (v *view) snapshot() map[string]string {
@@ -84,6 +112,9 @@ func converge[T object.Object](t *testing.T, what string, inf *informer.Informer
 	for {
 		want := serverOf(t, r)
 		if cmp.Equal(want, cacheOf(inf)) && cmp.Equal(want, v.snapshot()) {
+			if broken := v.brokenRules(); len(broken) > 0 {
+				t.Errorf("%s: the handler was told inconsistent events: %q", what, broken)
+			}
 			return
 		}
 		if time.Now().After(deadline) {
@@ -168,6 +199,9 @@ func TestInformersUnderChurn(t *testing.T) {
 	if err := widgetRes.Delete(ctx, "w1", listwatch.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	kubectl(t, "-n", ns, "delete", "widget", "w2")
+	kubectlIn(t, "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w2, namespace: "+ns+"}\nspec: {size: 20}\n",
+		"create", "-f", "-") // the same name, another object
 	converge(t, "pods", pods, pv, resource[*object.Pod](t, c, "pods", ns))
 	converge(t, "deployments", deps, dv, depRes)
 	converge(t, "widgets", widgets, wv, widgetRes)
