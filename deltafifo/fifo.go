@@ -216,7 +216,7 @@ type Known[T any] interface {
 }
 
 // ReplaceDeltas turns a relist into per-object deltas against what the cache knows:
-// Replaced for every listed object (with the cache's previous state when it had one), and
+// Replaced for every listed object (replaced[i] is r.Objects[i]), and
 // a FinalStateUnknown Deleted tombstone, carrying the last known state, for every cached
 // object the relist no longer has. Because the consumer computes them when it pops the
 // relist, "known" already includes every delta queued before it.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kinformer/kinformer/internal/simtest"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 )
@@ -23,16 +24,7 @@ func ctxFor(t *testing.T, d time.Duration) context.Context {
 // user's tool would be.
 func client(t *testing.T) *listwatch.Client {
 	t.Helper()
-	cfg, err := listwatch.LoadKubeconfig(listwatch.LoadOptions{Path: shared.cluster.Kubeconfig})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := listwatch.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.CloseIdleConnections)
-	return c
+	return simtest.KubeconfigClient(t, shared.cluster.Kubeconfig)
 }
 
 func kubectl(t *testing.T, args ...string) string {

@@ -14,73 +14,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/kinformer/kinformer/informer"
+	"github.com/kinformer/kinformer/internal/eventcheck"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 	"github.com/kinformer/kinformer/reflector"
 )
-
-// view is a handler's picture of the world, built only from its events. It also keeps
-// any event that does not follow from the ones before it (an update that does not start
-// from the state the handler holds, of the same object; an add of an object it holds; a
-// delete of one it does not), which converge reports.
-type view struct {
-	mu         sync.Mutex
-	m          map[string]string // key → resourceVersion
-	uids       map[string]string // key → UID
-	violations []string
-}
-
-func newView() *view { return &view{m: map[string]string{}, uids: map[string]string{}} }
-
-func handlerFor[T object.Object](v *view) informer.HandlerFuncs[T] {
-	return informer.HandlerFuncs[T]{
-		AddFunc: func(o T, _ bool) {
-			v.mu.Lock()
-			defer v.mu.Unlock()
-			key, m := object.Key(o), o.Meta()
-			if rv, held := v.m[key]; held {
-				v.violations = append(v.violations, fmt.Sprintf("add %s@%s while holding it at %s", key, m.ResourceVersion, rv))
-			}
-			v.m[key], v.uids[key] = m.ResourceVersion, m.UID
-		},
-		UpdateFunc: func(old, o T) {
-			v.mu.Lock()
-			defer v.mu.Unlock()
-			key, om, m := object.Key(o), old.Meta(), o.Meta()
-			if rv, held := v.m[key]; !held || rv != om.ResourceVersion || v.uids[key] != om.UID || om.UID != m.UID {
-				v.violations = append(v.violations, fmt.Sprintf("update %s %s/%s→%s/%s while holding %s/%s",
-					key, om.UID, om.ResourceVersion, m.UID, m.ResourceVersion, v.uids[key], rv))
-			}
-			v.m[key], v.uids[key] = m.ResourceVersion, m.UID
-		},
-		DeleteFunc: func(o T, _ bool) {
-			v.mu.Lock()
-			defer v.mu.Unlock()
-			key := object.Key(o)
-			if _, held := v.m[key]; !held || v.uids[key] != o.Meta().UID {
-				v.violations = append(v.violations, fmt.Sprintf("delete %s/%s while holding %q", key, o.Meta().UID, v.uids[key]))
-			}
-			delete(v.m, key)
-			delete(v.uids, key)
-		},
-	}
-}
-
-func (v *view) brokenRules() []string {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	return append([]string(nil), v.violations...)
-}
-
-func (v *view) snapshot() map[string]string {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	out := map[string]string{}
-	for k, rv := range v.m {
-		out[k] = rv
-	}
-	return out
-}
 
 func cacheOf[T object.Object](inf *informer.Informer[T]) map[string]string {
 	out := map[string]string{}
@@ -105,21 +43,22 @@ func serverOf[T object.Object](t *testing.T, r *listwatch.Resource[T]) map[strin
 	return out
 }
 
-// converge waits until the cache and the handler's view both equal the server.
-func converge[T object.Object](t *testing.T, what string, inf *informer.Informer[T], v *view, r *listwatch.Resource[T]) {
+// converge waits until the cache and the handler's view both equal the server, and
+// checks that every event the handler got followed from the ones before it.
+func converge[T object.Object](t *testing.T, what string, inf *informer.Informer[T], v *eventcheck.View[T], r *listwatch.Resource[T]) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		want := serverOf(t, r)
-		if cmp.Equal(want, cacheOf(inf)) && cmp.Equal(want, v.snapshot()) {
-			if broken := v.brokenRules(); len(broken) > 0 {
+		if cmp.Equal(want, cacheOf(inf)) && cmp.Equal(want, v.Snapshot()) {
+			if broken := v.Broken(); len(broken) > 0 {
 				t.Errorf("%s: the handler was told inconsistent events: %q", what, broken)
 			}
 			return
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: no convergence.\ncache (-server +cache):\n%s\nhandler (-server +handler):\n%s",
-				what, cmp.Diff(want, cacheOf(inf)), cmp.Diff(want, v.snapshot()))
+				what, cmp.Diff(want, cacheOf(inf)), cmp.Diff(want, v.Snapshot()))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -160,10 +99,10 @@ func TestInformersUnderChurn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pv, dv, wv := newView(), newView(), newView()
-	pods.AddEventHandler(handlerFor[*object.Pod](pv), informer.HandlerOptions{})
-	deps.AddEventHandler(handlerFor[*object.Deployment](dv), informer.HandlerOptions{})
-	widgets.AddEventHandler(handlerFor[*object.Raw](wv), informer.HandlerOptions{})
+	pv, dv, wv := eventcheck.New[*object.Pod](), eventcheck.New[*object.Deployment](), eventcheck.New[*object.Raw]()
+	pods.AddEventHandler(pv, informer.HandlerOptions{})
+	deps.AddEventHandler(dv, informer.HandlerOptions{})
+	widgets.AddEventHandler(wv, informer.HandlerOptions{})
 	f.Start(ctx)
 	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
 	defer wcancel()
@@ -229,8 +168,8 @@ func TestCompactionForcesRelist(t *testing.T) {
 	cms := resource[*object.Raw](t, c, "configmaps", ns)
 	inf := informer.New[*object.Raw](cms, informer.Options[*object.Raw]{Name: "configmaps", Metrics: m,
 		Reflector: reflector.Options{WatchTimeoutMin: 2 * time.Second, WatchTimeoutMax: 2 * time.Second}})
-	v := newView()
-	inf.AddEventHandler(handlerFor[*object.Raw](v), informer.HandlerOptions{})
+	v := eventcheck.New[*object.Raw]()
+	inf.AddEventHandler(v, informer.HandlerOptions{})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { inf.Run(ctx); close(done) }()
@@ -278,9 +217,9 @@ func TestStreamingListMatchesListAndWatch(t *testing.T) {
 	secrets := resource[*object.Raw](t, c, "secrets", ns)
 	streaming := informer.New[*object.Raw](secrets, informer.Options[*object.Raw]{Name: "streaming", Reflector: reflector.Options{StreamingList: true}})
 	classic := informer.New[*object.Raw](secrets, informer.Options[*object.Raw]{Name: "classic"})
-	sv, cv := newView(), newView()
-	streaming.AddEventHandler(handlerFor[*object.Raw](sv), informer.HandlerOptions{})
-	classic.AddEventHandler(handlerFor[*object.Raw](cv), informer.HandlerOptions{})
+	sv, cv := eventcheck.New[*object.Raw](), eventcheck.New[*object.Raw]()
+	streaming.AddEventHandler(sv, informer.HandlerOptions{})
+	classic.AddEventHandler(cv, informer.HandlerOptions{})
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	for _, inf := range []*informer.Informer[*object.Raw]{streaming, classic} {

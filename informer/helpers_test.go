@@ -12,36 +12,23 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kinformer/kinformer/apisim"
+	"github.com/kinformer/kinformer/internal/eventcheck"
 	"github.com/kinformer/kinformer/internal/simtest"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 	"github.com/kinformer/kinformer/reflector"
 )
 
-// recorder is a handler that applies its events to its own view and logs them. It also
-// checks that each event follows from what it was told before (an update starts from
-// the state it last saw, of the same object; an add is of an object it does not hold; a
-// delete is of one it holds) and keeps any violation.
+// recorder is a handler that logs its events and builds its own view from them with
+// eventcheck, which also keeps any event that does not follow from the ones before it.
 type recorder struct {
-	mu         sync.Mutex
-	view       map[string]string // key → resourceVersion
-	uids       map[string]string // key → UID
-	log        []string
-	violations []string
-	block      chan struct{} // when set, each call waits on it
+	check *eventcheck.View[*object.Pod]
+	mu    sync.Mutex
+	log   []string
+	block chan struct{} // when set, each call waits on it
 }
 
-func newRecorder() *recorder { return &recorder{view: map[string]string{}, uids: map[string]string{}} }
-
-func (r *recorder) violate(format string, args ...any) {
-	r.violations = append(r.violations, fmt.Sprintf(format, args...))
-}
-
-func (r *recorder) brokenRules() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]string(nil), r.violations...)
-}
+func newRecorder() *recorder { return &recorder{check: eventcheck.New[*object.Pod]()} }
 
 func (r *recorder) wait() {
 	if r.block != nil {
@@ -49,57 +36,33 @@ func (r *recorder) wait() {
 	}
 }
 
-func (r *recorder) OnAdd(p *object.Pod, initial bool) {
+// apply runs the view's update and logs the event under one lock, so a test that sees
+// the view change also finds the event in the log.
+func (r *recorder) apply(update func(), format string, args ...any) {
 	r.wait()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	key := object.Key(p)
-	if rv, held := r.view[key]; held {
-		r.violate("add %s@%s while holding it at %s", key, p.ResourceVersion, rv)
-	}
-	r.view[key], r.uids[key] = p.ResourceVersion, p.UID
-	r.log = append(r.log, fmt.Sprintf("add %s initial=%v", key, initial))
+	update()
+	r.log = append(r.log, fmt.Sprintf(format, args...))
+}
+
+func (r *recorder) OnAdd(p *object.Pod, initial bool) {
+	r.apply(func() { r.check.OnAdd(p, initial) }, "add %s initial=%v", object.Key(p), initial)
 }
 
 func (r *recorder) OnUpdate(old, p *object.Pod) {
-	r.wait()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	key := object.Key(p)
-	if rv, held := r.view[key]; !held || rv != old.ResourceVersion || r.uids[key] != old.UID || old.UID != p.UID {
-		r.violate("update %s %s/%s→%s/%s while holding %s/%s (held %v)", key, old.UID, old.ResourceVersion,
-			p.UID, p.ResourceVersion, r.uids[key], rv, held)
-	}
-	r.view[key], r.uids[key] = p.ResourceVersion, p.UID
 	kind := "update"
 	if old == p {
 		kind = "resync"
 	}
-	r.log = append(r.log, fmt.Sprintf("%s %s", kind, object.Key(p)))
+	r.apply(func() { r.check.OnUpdate(old, p) }, "%s %s", kind, object.Key(p))
 }
 
 func (r *recorder) OnDelete(p *object.Pod, fsu bool) {
-	r.wait()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	key := object.Key(p)
-	if _, held := r.view[key]; !held || r.uids[key] != p.UID {
-		r.violate("delete %s/%s while holding %s (held %v)", key, p.UID, r.uids[key], held)
-	}
-	delete(r.view, key)
-	delete(r.uids, key)
-	r.log = append(r.log, fmt.Sprintf("delete %s fsu=%v", key, fsu))
+	r.apply(func() { r.check.OnDelete(p, fsu) }, "delete %s fsu=%v", object.Key(p), fsu)
 }
 
-func (r *recorder) snapshot() map[string]string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := make(map[string]string, len(r.view))
-	for k, v := range r.view {
-		out[k] = v
-	}
-	return out
-}
+func (r *recorder) snapshot() map[string]string { return r.check.Snapshot() }
 
 // linesFor returns the log lines about key, in order.
 func (r *recorder) linesFor(key string) []string {

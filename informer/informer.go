@@ -265,20 +265,19 @@ func (inf *Informer[T]) process(it *deltafifo.Item[T]) error {
 // one step, then handlers hear what changed: adds (initial ones for the first list),
 // updates for objects whose resourceVersion moved, and tombstones for objects gone.
 func (inf *Informer[T]) processReplace(r *deltafifo.Replace[T], now time.Time) error {
-	for i, o := range r.Objects {
-		if cached, ok := inf.cache.Get(object.Key(o)); ok && cached.Meta() == o.Meta() {
-			continue // reused by the reflector: stored, so already transformed
-		}
-		r.Objects[i] = inf.transform(o)
-	}
 	replaced, tombstones := deltafifo.ReplaceDeltas[T](r, inf.cache)
 	var notes []note[T]
-	for _, d := range replaced {
+	for i, d := range replaced { // replaced[i] is r.Objects[i]
 		old, existed := inf.cache.Get(d.Key)
-		if existed && old.Meta().ResourceVersion == d.Object.Meta().ResourceVersion {
+		if existed && old.Meta() == d.Object.Meta() {
+			continue // reused by the reflector: the stored object, already transformed
+		}
+		obj := inf.transform(d.Object)
+		r.Objects[i] = obj
+		if existed && old.Meta().ResourceVersion == obj.Meta().ResourceVersion {
 			continue // unchanged: a relist is not news
 		}
-		change, n := changeNotes(old, existed, d.Object, r.Initial, now)
+		change, n := changeNotes(old, existed, obj, r.Initial, now)
 		notes = append(notes, change[:n]...)
 	}
 	for _, d := range tombstones {

@@ -97,7 +97,7 @@ func runModel(t *testing.T, seed uint64) {
 		}
 		if ok {
 			for i, r := range recs {
-				if v := r.brokenRules(); len(v) > 0 {
+				if v := r.check.Broken(); len(v) > 0 {
 					t.Errorf("seed %d: handler %d was told inconsistent events: %q", seed, i, v)
 				}
 			}

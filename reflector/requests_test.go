@@ -33,33 +33,50 @@ type request struct {
 
 func (r request) watch() bool { return r.query.Get("watch") == "1" || r.query.Get("watch") == "true" }
 
-// requestLog records the GETs of podsPath (lists and watches) and can answer some itself.
+// requestLog records the GETs of podsPath (lists and watches), and can answer the next
+// watch itself.
 type requestLog struct {
-	mu      sync.Mutex
-	reqs    []request
-	answers []func(http.ResponseWriter, *http.Request) bool // consulted in order; true = answered
+	mu        sync.Mutex
+	reqs      []request
+	nextWatch *cannedAnswer
+}
+
+// cannedAnswer is a response written by the test instead of the server.
+type cannedAnswer struct {
+	code       int
+	retryAfter string // Retry-After header, if set
+	body       string
 }
 
 func (l *requestLog) wrap(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == podsPath && r.Method == http.MethodGet {
+			req := request{at: time.Now(), query: r.URL.Query()}
 			l.mu.Lock()
-			l.reqs = append(l.reqs, request{at: time.Now(), query: r.URL.Query()})
-			answers := l.answers
+			l.reqs = append(l.reqs, req)
+			canned := l.nextWatch
+			if req.watch() {
+				l.nextWatch = nil
+			}
 			l.mu.Unlock()
-			for _, a := range answers {
-				if a(w, r) {
-					return
+			if canned != nil && req.watch() {
+				w.Header().Set("Content-Type", "application/json")
+				if canned.retryAfter != "" {
+					w.Header().Set("Retry-After", canned.retryAfter)
 				}
+				w.WriteHeader(canned.code)
+				_, _ = w.Write([]byte(canned.body))
+				return
 			}
 		}
 		h.ServeHTTP(w, r)
 	})
 }
 
-func (l *requestLog) intercept(a func(http.ResponseWriter, *http.Request) bool) {
+// answerNextWatch makes the next watch get a instead of reaching the server.
+func (l *requestLog) answerNextWatch(a cannedAnswer) {
 	l.mu.Lock()
-	l.answers = append(l.answers, a)
+	l.nextWatch = &a
 	l.mu.Unlock()
 }
 
@@ -314,18 +331,9 @@ func TestRelistOnABehindServerReadsTheNewestState(t *testing.T) {
 	f.server.stop()
 	behind := apisim.New(apisim.Options{})
 	t.Cleanup(func() { behind.Close() })
-	var once sync.Once
-	f.log.intercept(func(w http.ResponseWriter, r *http.Request) bool {
-		answered := false
-		if r.URL.Query().Get("watch") == "1" {
-			once.Do(func() { // a 410 the way the apiserver sends it: an ERROR event
-				w.Header().Set("Content-Type", "application/json")
-				_, _ = w.Write([]byte(`{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","message":"too old resource version","reason":"Expired","code":410}}` + "\n"))
-				answered = true
-			})
-		}
-		return answered
-	})
+	// A 410 the way the apiserver sends it: an ERROR event in a 200 stream.
+	f.log.answerNextWatch(cannedAnswer{code: http.StatusOK,
+		body: `{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","message":"too old resource version","reason":"Expired","code":410}}` + "\n"})
 	f.server = serveOn(t, f.server.addr, f.log.wrap(behind))
 	f.create(t, "only")
 	waitFor(t, func() bool { return store.has("replace 1") })
@@ -348,20 +356,8 @@ func TestRelistOnABehindServerReadsTheNewestState(t *testing.T) {
 // reflector waits at least that long, even if its own backoff is shorter.
 func TestRetryAfterOutlastsTheBackoff(t *testing.T) {
 	f := newFixture(t, 1)
-	var once sync.Once
-	f.log.intercept(func(w http.ResponseWriter, r *http.Request) bool {
-		answered := false
-		if r.URL.Query().Get("watch") == "1" {
-			once.Do(func() {
-				w.Header().Set("Content-Type", "application/json")
-				w.Header().Set("Retry-After", "1")
-				w.WriteHeader(http.StatusTooManyRequests)
-				_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"TooManyRequests","code":429}`))
-				answered = true
-			})
-		}
-		return answered
-	})
+	f.log.answerNextWatch(cannedAnswer{code: http.StatusTooManyRequests, retryAfter: "1",
+		body: `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"TooManyRequests","code":429}`})
 	r := f.run(t, &logStore{}, reflector.Options{})
 	waitFor(t, func() bool {
 		_, watches := f.log.split()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kinformer/kinformer/apisim"
 	"github.com/kinformer/kinformer/internal/leakcheck"
+	"github.com/kinformer/kinformer/internal/simtest"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 )
@@ -49,6 +50,19 @@ func startSim(t *testing.T, opts apisim.Options) (*apisim.Server, string) {
 	return sim, kc
 }
 
+// simPods starts a simulator and returns it, its kubeconfig, and the pods of namespace
+// "default" through a client configured from that kubeconfig.
+func simPods(t *testing.T) (*apisim.Server, string, *listwatch.Resource[*object.Pod]) {
+	t.Helper()
+	sim, kc := startSim(t, apisim.Options{})
+	c := simtest.KubeconfigClient(t, kc)
+	info, err := c.Discover(context.Background(), "pods")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sim, kc, listwatch.For[*object.Pod](c, info, "default")
+}
+
 func waitFor(t *testing.T, out *syncBuffer, want string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
@@ -62,12 +76,7 @@ func waitFor(t *testing.T, out *syncBuffer, want string) {
 
 func TestWatchPrintsEvents(t *testing.T) {
 	leakcheck.Check(t)
-	_, kc := startSim(t, apisim.Options{})
-	cfg, _ := listwatch.LoadKubeconfig(listwatch.LoadOptions{Path: kc})
-	c, _ := listwatch.New(cfg)
-	defer c.CloseIdleConnections()
-	info, _ := c.Discover(context.Background(), "pods")
-	pods := listwatch.For[*object.Pod](c, info, "default")
+	_, kc, pods := simPods(t)
 	if _, err := pods.Create(context.Background(), &object.Pod{ObjectMeta: object.ObjectMeta{Name: "before"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -152,12 +161,7 @@ func TestDemoRuns(t *testing.T) {
 
 func TestCacheDumpAndVerify(t *testing.T) {
 	leakcheck.Check(t)
-	sim, kc := startSim(t, apisim.Options{})
-	cfg, _ := listwatch.LoadKubeconfig(listwatch.LoadOptions{Path: kc})
-	c, _ := listwatch.New(cfg)
-	defer c.CloseIdleConnections()
-	info, _ := c.Discover(context.Background(), "pods")
-	pods := listwatch.For[*object.Pod](c, info, "default")
+	sim, kc, pods := simPods(t)
 	for _, n := range []string{"b", "a"} {
 		if _, err := pods.Create(context.Background(), &object.Pod{ObjectMeta: object.ObjectMeta{Name: n}}); err != nil {
 			t.Fatal(err)

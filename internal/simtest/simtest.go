@@ -1,5 +1,6 @@
 // Package simtest starts a simulated apiserver and a client for it in tests, and checks
-// that the test leaves no goroutine behind.
+// that the test leaves no goroutine behind. KubeconfigClient serves tests against any
+// apiserver, simulated or real, reached through a kubeconfig.
 package simtest
 
 import (
@@ -30,4 +31,20 @@ func Start(t testing.TB, opts apisim.Options) (*apisim.Server, *listwatch.Client
 		sim.Close()
 	})
 	return sim, c
+}
+
+// KubeconfigClient returns a client configured from the kubeconfig file at path, as a
+// user's tool would be, whose idle connections are closed when the test ends.
+func KubeconfigClient(t testing.TB, path string) *listwatch.Client {
+	t.Helper()
+	cfg, err := listwatch.LoadKubeconfig(listwatch.LoadOptions{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := listwatch.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.CloseIdleConnections)
+	return c
 }
