@@ -28,6 +28,7 @@ type Faults struct {
 	stall        bool
 
 	refuseStreamingList bool
+	ignoreStreamingList bool
 	dropInitialEnd      bool
 	forbid              map[string]bool
 }
@@ -84,6 +85,15 @@ func (f *Faults) StallWatches(on bool) {
 func (f *Faults) RefuseStreamingList(on bool) {
 	f.mu.Lock()
 	f.refuseStreamingList = on
+	f.mu.Unlock()
+}
+
+// IgnoreStreamingList answers sendInitialEvents watches as a server that does not know the
+// parameter (an older apiserver, an aggregated API): a plain watch that sends ADDED for
+// every object, then ordinary changes, and never the initial-events-end bookmark.
+func (f *Faults) IgnoreStreamingList(on bool) {
+	f.mu.Lock()
+	f.ignoreStreamingList = on
 	f.mu.Unlock()
 }
 
@@ -197,8 +207,8 @@ func (f *Faults) stalled() bool {
 	return f.stall
 }
 
-func (f *Faults) streamingList() (refuse, dropEnd bool) {
+func (f *Faults) streamingList() (refuse, ignore, dropEnd bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.refuseStreamingList, f.dropInitialEnd
+	return f.refuseStreamingList, f.ignoreStreamingList, f.dropInitialEnd
 }

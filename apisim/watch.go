@@ -69,8 +69,12 @@ func (s *Server) planWatch(r *http.Request, tk string) (watchStart, error) {
 	s.store.mu.Lock()
 	defer s.store.mu.Unlock()
 	if q.Get("sendInitialEvents") == "true" {
-		if refuse, _ := s.faults.streamingList(); refuse {
+		refuse, ignore, _ := s.faults.streamingList()
+		if refuse {
 			return watchStart{}, invalid("sendInitialEvents: Forbidden: sendInitialEvents is not supported by this server")
+		}
+		if ignore {
+			return watchStart{initial: s.store.snapshot(tk, s.store.rev), from: s.store.rev}, nil
 		}
 		if q.Get("allowWatchBookmarks") != "true" || q.Get("resourceVersionMatch") != "NotOlderThan" {
 			return watchStart{}, invalid("sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled, allowWatchBookmarks=true and resourceVersionMatch=NotOlderThan")
@@ -174,7 +178,7 @@ func (ws *watchStream) run(ctx context.Context, start watchStart) {
 		}
 	}
 	if start.initialEnd {
-		if _, drop := ws.s.faults.streamingList(); !drop && !ws.sendBookmark(start.from, true) {
+		if _, _, drop := ws.s.faults.streamingList(); !drop && !ws.sendBookmark(start.from, true) {
 			return
 		}
 	}

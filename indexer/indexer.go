@@ -2,6 +2,7 @@ package indexer
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 
@@ -54,8 +55,7 @@ func (ix *Indexer[T]) AddIndexers(funcs map[string]IndexFunc[T]) error {
 	// Build the new indexes aside, so a failure leaves the indexer as it was.
 	staged := &Indexer[T]{funcs: funcs, indices: map[string]map[string]map[string]struct{}{}, values: map[string]map[string][]string{}}
 	for name := range funcs {
-		staged.indices[name] = map[string]map[string]struct{}{}
-		staged.values[name] = map[string][]string{}
+		staged.addIndex(name)
 		for key, obj := range ix.items {
 			if err := staged.indexOne(name, key, obj); err != nil {
 				return err
@@ -100,20 +100,21 @@ func (ix *Indexer[T]) DeleteKey(key string) {
 // Replace swaps the whole content for objs at once: readers see the old content or the
 // new one, never a mix. The new maps are built before the swap, so a relist holds at
 // most two copies of the indexes (the objects themselves are shared, not copied).
+// Indexes may be added while it runs: it builds from a copy of the index functions taken
+// at the start, and indexes the new content by any function added meanwhile at the swap.
 func (ix *Indexer[T]) Replace(objs []T) error {
-	next := &Indexer[T]{items: make(map[string]T, len(objs)),
-		indices: map[string]map[string]map[string]struct{}{}, values: map[string]map[string][]string{}}
 	ix.mu.RLock()
-	next.funcs = ix.funcs
+	funcs := maps.Clone(ix.funcs)
 	ix.mu.RUnlock()
-	for name := range next.funcs {
-		next.indices[name] = map[string]map[string]struct{}{}
-		next.values[name] = map[string][]string{}
+	next := &Indexer[T]{items: make(map[string]T, len(objs)), funcs: funcs,
+		indices: map[string]map[string]map[string]struct{}{}, values: map[string]map[string][]string{}}
+	for name := range funcs {
+		next.addIndex(name)
 	}
 	for _, obj := range objs {
 		key := object.Key(obj)
 		next.items[key] = obj
-		for name := range next.funcs {
+		for name := range funcs {
 			if err := next.indexOne(name, key, obj); err != nil {
 				return err
 			}
@@ -121,23 +122,25 @@ func (ix *Indexer[T]) Replace(objs []T) error {
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	if len(ix.funcs) != len(next.funcs) { // an index was added meanwhile: rebuild it too
-		for name, f := range ix.funcs {
-			if _, ok := next.funcs[name]; !ok {
-				next.indices[name] = map[string]map[string]struct{}{}
-				next.values[name] = map[string][]string{}
-				for key, obj := range next.items {
-					vals, err := f(obj)
-					if err != nil {
-						return fmt.Errorf("indexer: index %q of %s: %w", name, key, err)
-					}
-					next.addValues(name, key, vals)
-				}
+	for name, f := range ix.funcs {
+		if _, built := funcs[name]; built {
+			continue
+		}
+		next.funcs[name] = f
+		next.addIndex(name)
+		for key, obj := range next.items {
+			if err := next.indexOne(name, key, obj); err != nil {
+				return err
 			}
 		}
 	}
 	ix.items, ix.indices, ix.values = next.items, next.indices, next.values
 	return nil
+}
+
+func (ix *Indexer[T]) addIndex(name string) {
+	ix.indices[name] = map[string]map[string]struct{}{}
+	ix.values[name] = map[string][]string{}
 }
 
 func (ix *Indexer[T]) indexOne(name, key string, obj T) error {

@@ -177,3 +177,53 @@ func TestReplaceIsAtomic(t *testing.T) {
 	close(stop)
 	wg.Wait()
 }
+
+// Indexes added while a Replace is building its new content (a relist arriving as a
+// controller starts) must index that content too, and must not race with it.
+func TestAddIndexersDuringReplace(t *testing.T) {
+	ix := New[*object.Pod]()
+	building := make(chan struct{})
+	proceed := make(chan struct{})
+	var once sync.Once
+	slow := func(p *object.Pod) ([]string, error) {
+		if p.Name == "block" {
+			once.Do(func() { close(building); <-proceed })
+		}
+		return []string{p.Name}, nil
+	}
+	if err := ix.AddIndexers(map[string]IndexFunc[*object.Pod]{"slow": slow}); err != nil {
+		t.Fatal(err)
+	}
+	objs := []*object.Pod{
+		pod("a", "block", map[string]string{"app": "web"}),
+		pod("a", "p1", map[string]string{"app": "web"}),
+		pod("b", "p2", map[string]string{"app": "db"}),
+	}
+	done := make(chan error)
+	go func() { done <- ix.Replace(objs) }()
+	<-building // Replace is between its snapshot of the index functions and its swap
+	if err := ix.AddIndexers(map[string]IndexFunc[*object.Pod]{"app": byApp}); err != nil {
+		t.Fatal(err)
+	}
+	close(proceed)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		index, value string
+		want         []string
+	}{
+		{"app", "web", []string{"a/block", "a/p1"}},
+		{"app", "db", []string{"b/p2"}},
+		{"slow", "p2", []string{"b/p2"}},
+		{NamespaceIndex, "a", []string{"a/block", "a/p1"}},
+	} {
+		keys, err := ix.IndexKeys(tt.index, tt.value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(tt.want, keys); d != "" {
+			t.Errorf("%s=%s (-want +got):\n%s", tt.index, tt.value, d)
+		}
+	}
+}

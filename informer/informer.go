@@ -397,15 +397,18 @@ type SyncStatus struct {
 	State                   reflector.State
 	LastError               error // the reason it is not synced yet (403 on list, unknown resource, ...)
 	LastSyncResourceVersion string
-	// StreamingFallback: a streaming list was asked for but given up for list+watch.
-	StreamingFallback bool
+	// StreamingFallback: a streaming list was asked for but given up for list+watch, for
+	// StreamingFallbackReason.
+	StreamingFallback       bool
+	StreamingFallbackReason error
 }
 
 // Status returns the informer's sync status.
 func (inf *Informer[T]) Status() SyncStatus {
 	s := inf.reflector.Status()
 	return SyncStatus{Synced: inf.HasSynced(), State: s.State, LastError: s.LastError,
-		LastSyncResourceVersion: s.LastSyncResourceVersion, StreamingFallback: s.StreamingFallback}
+		LastSyncResourceVersion: s.LastSyncResourceVersion, StreamingFallback: s.StreamingFallback,
+		StreamingFallbackReason: s.StreamingFallbackReason}
 }
 
 // Cache returns the informer's indexer (read-only objects; see package indexer).

@@ -56,9 +56,9 @@ func newFrameReader(r io.Reader, max int) *frameReader {
 	return &frameReader{r: r, max: max, buf: make([]byte, 32<<10)}
 }
 
-// next returns the next frame. The slice is valid until the following call. At a clean
-// end between frames it returns io.EOF.
-func (f *frameReader) next() ([]byte, error) {
+// next returns the next frame and the byte offset in the stream where it starts. The
+// slice is valid until the following call. At a clean end between frames it returns io.EOF.
+func (f *frameReader) next() ([]byte, int64, error) {
 	// Skip white space between frames.
 	for {
 		for f.start < f.end && isJSONSpace(f.buf[f.start]) {
@@ -69,11 +69,12 @@ func (f *frameReader) next() ([]byte, error) {
 			break
 		}
 		if err := f.fill(); err != nil {
-			return nil, err
+			return nil, f.offset, err
 		}
 	}
+	at := f.offset
 	if f.buf[f.start] != '{' {
-		return nil, f.malformed("expected '{' to open an event", nil, f.end)
+		return nil, at, f.malformed("expected '{' to open an event", nil, f.end)
 	}
 	var (
 		i        = f.start // scan position
@@ -100,25 +101,25 @@ func (f *frameReader) next() ([]byte, error) {
 				depth--
 				if depth == 0 {
 					if i+1-f.start > f.max {
-						return nil, f.malformed("too large", ErrFrameTooLarge, f.start+256)
+						return nil, at, f.malformed("too large", ErrFrameTooLarge, f.start+256)
 					}
 					frame := f.buf[f.start : i+1]
 					f.offset += int64(len(frame))
 					f.start = i + 1
-					return frame, nil
+					return frame, at, nil
 				}
 			}
 		}
 		if i-f.start >= f.max {
-			return nil, f.malformed("too large", ErrFrameTooLarge, f.start+256)
+			return nil, at, f.malformed("too large", ErrFrameTooLarge, f.start+256)
 		}
 		// Need more input: move the partial frame to the front, grow if full, read.
 		shift := f.start
 		if err := f.fill(); err != nil {
 			if err == io.EOF {
-				return nil, f.malformed("stream ended inside a frame", io.ErrUnexpectedEOF, f.end)
+				return nil, at, f.malformed("stream ended inside a frame", io.ErrUnexpectedEOF, f.end)
 			}
-			return nil, err
+			return nil, at, err
 		}
 		i -= shift - f.start
 	}

@@ -2,8 +2,10 @@ package listwatch
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -18,7 +20,7 @@ func readFrames(r io.Reader, max int) ([]string, error) {
 	fr := newFrameReader(r, max)
 	var out []string
 	for {
-		f, err := fr.next()
+		f, _, err := fr.next()
 		if err != nil {
 			if err == io.EOF {
 				return out, nil
@@ -98,6 +100,44 @@ func TestFrameReaderErrors(t *testing.T) {
 	}
 }
 
+// A bad frame is reported at the byte where it starts in the stream, whichever frame it
+// is and whether the framing or the decoding found it.
+func TestFrameErrorOffset(t *testing.T) {
+	good := `{"type":"ADDED","object":{"metadata":{"name":"a"}}}` + "\n"
+	tests := []struct {
+		name   string
+		stream string
+		at     int64
+	}{
+		{name: "first frame undecodable", stream: `{"type":"ADDED","object":{"metadata":{"name":7}}}`, at: 0},
+		{name: "third frame undecodable", stream: good + good + `{"type":"ADDED","object":{x}}`, at: int64(2 * len(good))},
+		{name: "not an object after white space", stream: good + "  \n [1]", at: int64(len(good) + 4)},
+		{name: "truncated second frame", stream: good + `{"type":"ADDED","obj`, at: int64(len(good))},
+		{name: "event without an object", stream: good + `{"type":"MODIFIED"}`, at: int64(len(good))},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := NewWatchFromReader[*object.Pod](context.Background(),
+				io.NopCloser(iotest.HalfReader(strings.NewReader(tt.stream))), WatchOptions{})
+			defer w.Close()
+			var err error
+			for err == nil {
+				_, err = w.Next()
+			}
+			var fe *FrameError
+			if !errors.As(err, &fe) {
+				t.Fatalf("error = %v, want a *FrameError", err)
+			}
+			if fe.Offset != tt.at {
+				t.Errorf("offset %d, want %d (%v)", fe.Offset, tt.at, err)
+			}
+			if want := fmt.Sprintf("at byte %d:", tt.at); !strings.Contains(err.Error(), want) {
+				t.Errorf("error %q does not say %q", err, want)
+			}
+		})
+	}
+}
+
 func TestDecodeEvent(t *testing.T) {
 	tests := []struct {
 		frame   string
@@ -145,7 +185,7 @@ func FuzzWatchDecoder(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fr := newFrameReader(iotest.OneByteReader(bytes.NewReader(data)), 4096)
 		for i := 0; i <= len(data); i++ {
-			frame, err := fr.next()
+			frame, _, err := fr.next()
 			if err != nil {
 				return
 			}

@@ -46,9 +46,11 @@ func (e *UnknownEventError) Error() string {
 // WatchOptions.IdleTimeout: the connection is presumed dead.
 var ErrIdleTimeout = errors.New("watch stream: idle timeout, no event received")
 
-// frameSource yields raw event frames: a chunked HTTP body or websocket messages.
+// frameSource yields raw event frames, each with the byte offset in the stream where it
+// starts (so a frame that fails to decode can be found in a capture): a chunked HTTP body
+// or websocket messages.
 type frameSource interface {
-	next() ([]byte, error)
+	next() ([]byte, int64, error)
 	close() error
 }
 
@@ -94,7 +96,7 @@ func (w *Watch[T]) Next() (Event[T], error) {
 }
 
 func (w *Watch[T]) next() (Event[T], error) {
-	frame, err := w.src.next()
+	frame, at, err := w.src.next()
 	switch {
 	case w.timedOut.Load():
 		return Event[T]{}, ErrIdleTimeout
@@ -106,7 +108,11 @@ func (w *Watch[T]) next() (Event[T], error) {
 	if w.timer != nil {
 		w.timer.Reset(w.idle)
 	}
-	return decodeEvent[T](frame)
+	ev, err := decodeEvent[T](frame)
+	if fe, ok := err.(*FrameError); ok {
+		fe.Offset = at
+	}
+	return ev, err
 }
 
 // Close stops the stream and releases its connection.
@@ -166,7 +172,7 @@ type bodySource struct {
 	cancel context.CancelFunc
 }
 
-func (s *bodySource) next() ([]byte, error) { return s.frames.next() }
+func (s *bodySource) next() ([]byte, int64, error) { return s.frames.next() }
 
 func (s *bodySource) close() error {
 	s.cancel()

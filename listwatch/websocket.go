@@ -17,24 +17,27 @@ type wsSource struct {
 	conn      *websocket.Conn
 	stop      func() bool // unregisters the close-on-cancel hook
 	closeOnce sync.Once
+	offset    int64 // bytes of message payload read so far
 }
 
-func (s *wsSource) next() ([]byte, error) {
+func (s *wsSource) next() ([]byte, int64, error) {
 	for {
 		kind, msg, err := s.conn.ReadMessage()
 		if err != nil {
 			if websocket.IsCloseError(err, websocket.CloseNormalClosure) {
-				return nil, io.EOF
+				return nil, s.offset, io.EOF
 			}
-			return nil, err
+			return nil, s.offset, err
 		}
+		at := s.offset
+		s.offset += int64(len(msg))
 		if kind != websocket.TextMessage && kind != websocket.BinaryMessage {
 			continue
 		}
 		if len(strings.TrimSpace(string(msg))) == 0 {
 			continue
 		}
-		return msg, nil
+		return msg, at, nil
 	}
 }
 

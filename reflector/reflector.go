@@ -64,8 +64,9 @@ type Options struct {
 	// Backoff is the wait after failures (see Backoff).
 	Backoff Backoff
 	// StreamingList fetches the initial state with a streaming list (sendInitialEvents),
-	// falling back to list+watch when the server refuses it or InitialEventsTimeout [1 min]
-	// passes without the initial-events-end bookmark.
+	// falling back to list+watch for good when the server refuses it, sends anything but
+	// ADDED before the initial-events-end bookmark (it ignored the parameter), or lets
+	// InitialEventsTimeout [1 min] pass without that bookmark.
 	StreamingList        bool
 	InitialEventsTimeout time.Duration
 	// WebSocket carries watches over websockets.
@@ -99,8 +100,10 @@ type Status struct {
 	// LastError is the most recent failure, cleared by the next successful list or event:
 	// it says why a cache is not synced (403 on list, resource not found, ...).
 	LastError error
-	// StreamingFallback is set when the streaming list was given up for list+watch.
-	StreamingFallback bool
+	// StreamingFallback is set when the streaming list was given up for list+watch, for
+	// the reason in StreamingFallbackReason (kept after LastError moves on).
+	StreamingFallback       bool
+	StreamingFallbackReason error
 }
 
 // Reflector keeps a Store in step with the apiserver by list and watch.
@@ -383,9 +386,9 @@ var errNoInitialEventsEnd = errors.New("streaming list: no initial-events-end bo
 
 // streamList fetches the initial state as a stream of ADDED events ending with the
 // initial-events-end bookmark, hands it to the store in one Replace, and returns the
-// still-open stream for the watch to continue. A server that refuses it, or a bookmark
-// that does not come within InitialEventsTimeout, switches the reflector to list+watch
-// for good.
+// still-open stream for the watch to continue. Any sign that the server is not doing a
+// streaming list switches the reflector to list+watch for good: a refusal, an event other
+// than ADDED before the bookmark, or no bookmark within InitialEventsTimeout.
 func (r *Reflector[T]) streamList(ctx context.Context) (*listwatch.Watch[T], error) {
 	r.setState(StateStreaming)
 	opts := r.watchOptions()
@@ -438,17 +441,21 @@ func (r *Reflector[T]) streamList(ctx context.Context) (*listwatch.Watch[T], err
 			r.update(func(st *Status) { st.Listed, st.LastError = true, nil })
 			return w, nil
 		default:
+			// A server that does not know sendInitialEvents answers with a plain watch:
+			// its ADDED events are not a complete state and the end bookmark never
+			// comes. Retrying would do the same forever.
 			timer.Stop()
 			w.Close()
-			return nil, fmt.Errorf("streaming list: unexpected %s event before the initial-events-end bookmark", ev.Type)
+			r.fallBack(fmt.Errorf("server sent %s before the initial-events-end bookmark: it does not support streaming lists", ev.Type))
+			return nil, r.list(ctx, false)
 		}
 	}
 }
 
 func (r *Reflector[T]) fallBack(why error) {
+	err := fmt.Errorf("%s: streaming list given up for list+watch: %w", r.opts.Name, why)
 	r.update(func(st *Status) {
-		st.StreamingFallback = true
-		st.LastError = fmt.Errorf("%s: streaming list given up for list+watch: %w", r.opts.Name, why)
+		st.StreamingFallback, st.StreamingFallbackReason, st.LastError = true, err, err
 	})
 }
 

@@ -259,6 +259,53 @@ func TestStreamingListOnlyOnTheInitialWatch(t *testing.T) {
 	}
 }
 
+// A server that does not know sendInitialEvents answers with a plain watch (ADDED for
+// each object, then ordinary changes, no end bookmark). The first sign of it switches
+// the reflector to list+watch for good, with the reason in its status, instead of
+// backing off and asking for a streaming list again forever.
+func TestStreamingListIgnoredByTheServerFallsBackForGood(t *testing.T) {
+	f := newFixture(t, 2)
+	f.sim.Faults().IgnoreStreamingList(true)
+	store := &logStore{}
+	r := f.run(t, store, reflector.Options{StreamingList: true, InitialEventsTimeout: time.Hour})
+	waitFor(t, func() bool {
+		_, watches := f.log.split()
+		return len(watches) >= 1
+	})
+	f.create(t, "during") // an event the streaming list never expects: not ADDED of the snapshot
+	pods := f.pods
+	stop := time.Now().Add(10 * time.Second)
+	for i := 0; !r.Status().Listed && time.Now().Before(stop); i++ {
+		p, err := pods.Get(context.Background(), "during")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Labels = map[string]string{"n": strconv.Itoa(i)}
+		if _, err := pods.Update(context.Background(), p); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	st := r.Status()
+	if !st.Listed || !store.has("replace 3") {
+		t.Fatalf("not synced by list+watch: %+v, store %v", st, store.log)
+	}
+	if !st.StreamingFallback || st.StreamingFallbackReason == nil ||
+		!strings.Contains(st.StreamingFallbackReason.Error(), "MODIFIED before the initial-events-end bookmark") {
+		t.Errorf("status does not say why the streaming list was given up: %+v", st)
+	}
+	lists, watches := f.log.split()
+	streaming := 0
+	for _, w := range watches {
+		if w.query.Get("sendInitialEvents") == "true" {
+			streaming++
+		}
+	}
+	if streaming != 1 || len(lists) != 1 {
+		t.Errorf("%d streaming-list requests and %d lists, want 1 of each", streaming, len(lists))
+	}
+}
+
 func TestRelistAfterGoneAsksForAtLeastTheLastResourceVersion(t *testing.T) {
 	f := newFixture(t, 1)
 	store := &logStore{}

@@ -39,7 +39,7 @@ func runCache(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	stop, err := s.start(ctx)
+	stop, err := s.start(ctx, stderr)
 	defer stop()
 	if err != nil || ctx.Err() != nil {
 		return err

@@ -56,7 +56,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	inf, err := informer.For[*object.Raw](ctx, f, "pods", informer.Selectors{Namespace: "default"})
 	if err == nil {
 		s := &session{factory: f, inf: inf, res: listwatch.For[*object.Raw](c, info, "default"), host: url}
-		err = s.watch(ctx, stdout)
+		err = s.watch(ctx, stdout, stderr)
 	}
 	cancel()
 	wg.Wait()

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -185,5 +186,29 @@ func TestCacheDumpAndVerify(t *testing.T) {
 	_ = sim
 	if err := run(context.Background(), []string{"cache", "list"}, &vout, &errOut); exitCode(err) != 2 {
 		t.Errorf("bad subcommand: %v", err)
+	}
+}
+
+// A sync that takes a while is never silent: the command says what it waits for (the
+// reflector's state and its last error) on stderr, then syncs once the server recovers.
+func TestWatchSaysWhatItWaitsFor(t *testing.T) {
+	leakcheck.Check(t)
+	sim, kc, _ := simPods(t)
+	sim.Faults().FailRequests(1000, 500, 0, func(r *http.Request) bool {
+		return r.URL.Path == "/api/v1/namespaces/default/pods" && r.URL.Query().Get("watch") == ""
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errOut syncBuffer
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"watch", "pods", "--kubeconfig", kc}, &out, &errOut) }()
+	waitFor(t, &errOut, "kinformer: waiting for default/pods to sync: ")
+	waitFor(t, &errOut, "last error: ")
+	if !strings.Contains(errOut.String(), "injected failure") {
+		t.Errorf("the wait does not name the last error:\n%s", errOut.String())
+	}
+	sim.Faults().FailRequests(0, 0, 0, nil)
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("watch ended with %v", err)
 	}
 }

@@ -47,16 +47,17 @@ type session struct {
 	host    string
 }
 
-// start runs the informer and waits for its sync. It returns the reason when the
-// informer cannot sync; stop ends it and waits for its goroutines either way.
-func (s *session) start(ctx context.Context) (stop func(), err error) {
+// start runs the informer and waits for its sync, saying on progress what it waits for
+// when that takes a while. It returns the reason when the informer cannot sync; stop
+// ends it and waits for its goroutines either way.
+func (s *session) start(ctx context.Context, progress io.Writer) (stop func(), err error) {
 	runCtx, cancel := context.WithCancel(ctx)
 	stop = func() {
 		cancel()
 		s.factory.Shutdown()
 	}
 	s.factory.Start(runCtx)
-	if err := waitStarted(runCtx, s.inf); err != nil {
+	if err := waitStarted(runCtx, s.inf, progress); err != nil {
 		return stop, explain(err, s.host)
 	}
 	return stop, nil
@@ -114,12 +115,12 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	return s.watch(ctx, stdout)
+	return s.watch(ctx, stdout, stderr)
 }
 
 // watch prints every notification of the informer until ctx ends, or returns the reason
 // the informer cannot sync (403, unreachable server, ...) if it fails to start.
-func (s *session) watch(ctx context.Context, out io.Writer) error {
+func (s *session) watch(ctx context.Context, out, progress io.Writer) error {
 	var mu sync.Mutex // handler output and the final error share out
 	printf := func(format string, args ...any) {
 		mu.Lock()
@@ -135,7 +136,7 @@ func (s *session) watch(ctx context.Context, out io.Writer) error {
 			printf("%-7s %s rv=%s final-state-unknown=%v\n", "DELETE", object.Key(o), o.ResourceVersion, fsu)
 		},
 	}, informer.HandlerOptions{Name: "print"})
-	stop, err := s.start(ctx)
+	stop, err := s.start(ctx, progress)
 	defer stop()
 	if err != nil {
 		return err
@@ -145,8 +146,14 @@ func (s *session) watch(ctx context.Context, out io.Writer) error {
 }
 
 // waitStarted waits for the informer to sync, but gives up at the first list error that
-// retrying will not fix (401, 403, 404, an unreachable server), with that error.
-func waitStarted(ctx context.Context, inf *informer.Informer[*object.Raw]) error {
+// retrying will not fix (401, 403, 404, an unreachable server), with that error. After the
+// first seconds it writes to progress what it is waiting for (state and last error),
+// whenever that changes and at least every ten seconds, so a slow sync is never silent.
+func waitStarted(ctx context.Context, inf *informer.Informer[*object.Raw], progress io.Writer) error {
+	const quiet, every = 2 * time.Second, 10 * time.Second
+	began := time.Now()
+	var said string
+	var saidAt time.Time
 	for {
 		wctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 		err := informer.WaitForSync(wctx, inf)
@@ -154,10 +161,25 @@ func waitStarted(ctx context.Context, inf *informer.Informer[*object.Raw]) error
 		if err == nil || ctx.Err() != nil {
 			return nil
 		}
-		if last := inf.Status().LastError; last != nil && permanent(last) {
-			return last
+		st := inf.Status()
+		if st.LastError != nil && permanent(st.LastError) {
+			return st.LastError
+		}
+		now := time.Now()
+		if line := waitingFor(inf.Name(), st); now.Sub(began) >= quiet && (line != said || now.Sub(saidAt) >= every) {
+			fmt.Fprintf(progress, "%s (waiting %s)\n", line, now.Sub(began).Round(time.Second))
+			said, saidAt = line, now
 		}
 	}
+}
+
+// waitingFor describes an unsynced informer's status in one line.
+func waitingFor(name string, st informer.SyncStatus) string {
+	line := fmt.Sprintf("kinformer: waiting for %s to sync: %s", name, st.State)
+	if st.LastError != nil {
+		line += ", last error: " + st.LastError.Error()
+	}
+	return line
 }
 
 func permanent(err error) bool {
