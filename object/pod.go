@@ -31,11 +31,22 @@ const (
 	PodUnknown   PodPhase = "Unknown"
 )
 
-// PodStatus models the phase and conditions.
+// PodStatus models the phase, the conditions and the containers' restart counts (the
+// ReplicaSet controller ranks pods by them).
 type PodStatus struct {
-	Phase      PodPhase       `json:"phase,omitempty"`
-	Conditions []PodCondition `json:"conditions,omitempty"`
-	Unknown    Unknown        `json:"-"`
+	Phase             PodPhase          `json:"phase,omitempty"`
+	Conditions        []PodCondition    `json:"conditions,omitempty"`
+	ContainerStatuses []ContainerStatus `json:"containerStatuses,omitempty"`
+	Unknown           Unknown           `json:"-"`
+}
+
+// ContainerStatus is one entry of status.containerStatuses; its state, image and IDs stay
+// raw. The API always writes ready and restartCount, so they are never omitted.
+type ContainerStatus struct {
+	Name         string  `json:"name"`
+	Ready        bool    `json:"ready"`
+	RestartCount int32   `json:"restartCount"`
+	Unknown      Unknown `json:"-"`
 }
 
 // PodCondition is one entry of status.conditions (Ready, PodScheduled, ...).
@@ -115,6 +126,20 @@ func (c *PodCondition) decodeKeep(b []byte) error {
 }
 
 var podConditionFields = tableOf[PodCondition]()
+
+// MarshalJSON writes the modelled fields and every unknown member.
+func (c ContainerStatus) MarshalJSON() ([]byte, error) {
+	return encodeKeeping(&c, c.Unknown, containerStatusFields)
+}
+
+// UnmarshalJSON reads the modelled fields and keeps the rest.
+func (c *ContainerStatus) UnmarshalJSON(b []byte) error { return c.decodeKeep(b) }
+
+func (c *ContainerStatus) decodeKeep(b []byte) error {
+	return decodeKeeping(b, c, &c.Unknown, containerStatusFields)
+}
+
+var containerStatusFields = tableOf[ContainerStatus]()
 
 // PodTemplateSpec is the pod template inside a ReplicaSet or Deployment. Its spec is kept
 // as raw JSON: controllers copy it, compare it and hash it, but never read into it.

@@ -21,13 +21,16 @@ type ReplicaSetSpec struct {
 
 // ReplicaSetStatus is what the ReplicaSet controller reports.
 type ReplicaSetStatus struct {
-	Replicas             int32       `json:"replicas"`
-	FullyLabeledReplicas int32       `json:"fullyLabeledReplicas,omitempty"`
-	ReadyReplicas        int32       `json:"readyReplicas,omitempty"`
-	AvailableReplicas    int32       `json:"availableReplicas,omitempty"`
-	ObservedGeneration   int64       `json:"observedGeneration,omitempty"`
-	Conditions           []Condition `json:"conditions,omitempty"`
-	Unknown              Unknown     `json:"-"`
+	Replicas             int32 `json:"replicas"`
+	FullyLabeledReplicas int32 `json:"fullyLabeledReplicas,omitempty"`
+	ReadyReplicas        int32 `json:"readyReplicas,omitempty"`
+	AvailableReplicas    int32 `json:"availableReplicas,omitempty"`
+	// TerminatingReplicas counts owned pods being deleted (kube-controller-manager 1.35+
+	// writes it; nil where the server does not know the field).
+	TerminatingReplicas *int32      `json:"terminatingReplicas,omitempty"`
+	ObservedGeneration  int64       `json:"observedGeneration,omitempty"`
+	Conditions          []Condition `json:"conditions,omitempty"`
+	Unknown             Unknown     `json:"-"`
 }
 
 // Condition is a status condition of a workload (ReplicaFailure, Progressing, Available).

@@ -1,0 +1,104 @@
+package expectations
+
+import (
+	"sync"
+	"time"
+)
+
+// DefaultTTL is how long a record may stay unmet before it counts as met.
+const DefaultTTL = 5 * time.Minute
+
+// Expectations holds one record per controller key (a ReplicaSet's "namespace/name").
+// It is safe for concurrent use by workers and event handlers.
+type Expectations struct {
+	ttl time.Duration
+	now func() time.Time
+
+	mu      sync.Mutex
+	records map[string]*record
+}
+
+// record is what one controller key still waits for.
+type record struct {
+	adds    int
+	deletes map[string]struct{} // keys of the objects whose deletion is awaited
+	at      time.Time           // when the writes were recorded
+}
+
+// New returns empty expectations with the given TTL (0: DefaultTTL) and clock (nil: time.Now).
+func New(ttl time.Duration, now func() time.Time) *Expectations {
+	if ttl <= 0 {
+		ttl = DefaultTTL
+	}
+	if now == nil {
+		now = time.Now
+	}
+	return &Expectations{ttl: ttl, now: now, records: map[string]*record{}}
+}
+
+// ExpectCreations records n creations about to be issued for key, replacing any record.
+func (e *Expectations) ExpectCreations(key string, n int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.records[key] = &record{adds: n, at: e.now()}
+}
+
+// ExpectDeletions records the deletions of the objects with objKeys about to be issued
+// for key, replacing any record.
+func (e *Expectations) ExpectDeletions(key string, objKeys []string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	r := &record{deletes: make(map[string]struct{}, len(objKeys)), at: e.now()}
+	for _, k := range objKeys {
+		r.deletes[k] = struct{}{}
+	}
+	e.records[key] = r
+}
+
+// CreationObserved lowers key's pending creations by one: the informer showed a created
+// object, or a create call failed and never will.
+func (e *Expectations) CreationObserved(key string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if r := e.records[key]; r != nil && r.adds > 0 {
+		r.adds--
+	}
+}
+
+// DeletionObserved lowers key's pending deletions when objKey is one of them.
+func (e *Expectations) DeletionObserved(key, objKey string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if r := e.records[key]; r != nil {
+		delete(r.deletes, objKey)
+	}
+}
+
+// Satisfied reports whether key may act on its cache: it has no record, every awaited
+// write was observed, or the record outlived the TTL.
+func (e *Expectations) Satisfied(key string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	r := e.records[key]
+	if r == nil {
+		return true
+	}
+	return r.adds <= 0 && len(r.deletes) == 0 || e.now().Sub(r.at) > e.ttl
+}
+
+// Pending returns key's outstanding creations and deletions (for status and tests).
+func (e *Expectations) Pending(key string) (adds, deletes int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if r := e.records[key]; r != nil {
+		return r.adds, len(r.deletes)
+	}
+	return 0, 0
+}
+
+// Forget drops key's record: its object was deleted or replaced by another (new UID).
+func (e *Expectations) Forget(key string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.records, key)
+}

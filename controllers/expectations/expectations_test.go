@@ -1,0 +1,56 @@
+package expectations
+
+import (
+	"testing"
+	"time"
+)
+
+func TestSatisfied(t *testing.T) {
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	tests := []struct {
+		name string
+		act  func(e *Expectations)
+		want bool
+	}{
+		{"no record", func(e *Expectations) {}, true},
+		{"creations pending", func(e *Expectations) { e.ExpectCreations("rs", 2); e.CreationObserved("rs") }, false},
+		{"creations observed", func(e *Expectations) {
+			e.ExpectCreations("rs", 2)
+			e.CreationObserved("rs")
+			e.CreationObserved("rs")
+		}, true},
+		{"more observations than expected stay met", func(e *Expectations) {
+			e.ExpectCreations("rs", 1)
+			e.CreationObserved("rs")
+			e.CreationObserved("rs")
+		}, true},
+		{"deletions pending", func(e *Expectations) {
+			e.ExpectDeletions("rs", []string{"ns/a", "ns/b"})
+			e.DeletionObserved("rs", "ns/a")
+		}, false},
+		{"deletion of an object not awaited does not count", func(e *Expectations) {
+			e.ExpectDeletions("rs", []string{"ns/a"})
+			e.DeletionObserved("rs", "ns/other")
+		}, false},
+		{"deletions observed", func(e *Expectations) {
+			e.ExpectDeletions("rs", []string{"ns/a", "ns/b"})
+			e.DeletionObserved("rs", "ns/b")
+			e.DeletionObserved("rs", "ns/a")
+		}, true},
+		{"expired after the TTL", func(e *Expectations) { e.ExpectCreations("rs", 3); now = now.Add(5*time.Minute + time.Second) }, true},
+		{"not expired at the TTL", func(e *Expectations) { e.ExpectCreations("rs", 3); now = now.Add(5 * time.Minute) }, false},
+		{"forgotten", func(e *Expectations) { e.ExpectCreations("rs", 3); e.Forget("rs") }, true},
+		{"other keys are independent", func(e *Expectations) { e.ExpectCreations("other", 3) }, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := New(0, clock)
+			tt.act(e)
+			if got := e.Satisfied("rs"); got != tt.want {
+				adds, dels := e.Pending("rs")
+				t.Errorf("Satisfied = %v, want %v (pending %d adds, %d deletes)", got, tt.want, adds, dels)
+			}
+		})
+	}
+}

@@ -1,0 +1,49 @@
+package controllers
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the sync metrics of every controller of a process, labelled by controller.
+type Metrics struct {
+	duration *prometheus.HistogramVec
+	errors   *prometheus.CounterVec
+	drops    *prometheus.CounterVec
+}
+
+// NewMetrics registers the sync metrics on reg.
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "kinformer_controller_sync_duration_seconds", Help: "Time one sync of a key took.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)}, []string{"controller"}),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kinformer_controller_sync_errors_total", Help: "Syncs that returned an error (and were retried or dropped)."}, []string{"controller"}),
+		drops: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kinformer_controller_dropped_keys_total", Help: "Keys dropped after the retry limit."}, []string{"controller"}),
+	}
+	for _, c := range []prometheus.Collector{m.duration, m.errors, m.drops} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+func (m *Metrics) observe(name string, d time.Duration, err error) {
+	if m == nil {
+		return
+	}
+	m.duration.WithLabelValues(name).Observe(d.Seconds())
+	if err != nil {
+		m.errors.WithLabelValues(name).Inc()
+	}
+}
+
+func (m *Metrics) dropped(name string) {
+	if m != nil {
+		m.drops.WithLabelValues(name).Inc()
+	}
+}

@@ -1,0 +1,261 @@
+package replicaset
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kinformer/kinformer/listwatch"
+	"github.com/kinformer/kinformer/object"
+)
+
+func TestCreatesScalesAndReportsStatus(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	rs := e.createRS(newRS("web", 5))
+	e.eventually(10*time.Second, func() bool {
+		st := e.getRS("web").Status
+		return len(e.ownedActive(rs)) == 5 && st.Replicas == 5 && st.FullyLabeledReplicas == 5 && st.ObservedGeneration == 1
+	}, func() string {
+		return fmt.Sprintf("%d pods, status %+v", len(e.ownedActive(rs)), e.getRS("web").Status)
+	})
+	for _, p := range e.ownedActive(rs) {
+		ref := object.ControllerRef(&p.ObjectMeta)
+		if !strings.HasPrefix(p.Name, "web-") || ref.Name != "web" || ref.Kind != "ReplicaSet" || !*ref.BlockOwnerDeletion {
+			t.Errorf("pod %s: name or ControllerRef wrong: %+v", p.Name, ref)
+		}
+	}
+
+	e.scale("web", 2)
+	e.eventually(10*time.Second, func() bool {
+		return len(e.ownedActive(rs)) == 2 && e.getRS("web").Status.Replicas == 2
+	}, func() string { return fmt.Sprintf("%d pods", len(e.ownedActive(rs))) })
+	if got := e.getRS("web").Status.ObservedGeneration; got != 2 {
+		t.Errorf("observedGeneration %d after a scale, want 2", got)
+	}
+
+	// A deleted pod is replaced.
+	victim := e.ownedActive(rs)[0]
+	if err := e.pods.Delete(context.Background(), victim.Name, listwatch.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually(10*time.Second, func() bool {
+		pods := e.ownedActive(rs)
+		return len(pods) == 2 && !strings.Contains(strings.Join(names(pods), ","), victim.Name)
+	}, func() string { return fmt.Sprint(names(e.ownedActive(rs))) })
+	if n := e.count("POST", "/pods"); n != 6 {
+		t.Errorf("%d pod creations, want 5 + 1 replacement", n)
+	}
+	if n := e.count("DELETE", "/pods/"); n != 3+1 {
+		t.Errorf("%d pod deletions, want 3 by the controller + 1 by the test", n)
+	}
+}
+
+// Every field of the template reaches the pod unchanged, including fields this engine
+// does not model and fields of API versions not written yet.
+func TestTemplatePassesThroughUnchanged(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	rs := newRS("full", 2)
+	rs.Spec.Template.Annotations = map[string]string{"team": "payments"}
+	rs.Spec.Template.Spec = []byte(`{
+		"containers":[{"name":"app","image":"registry.example/app:v2",
+			"resources":{"limits":{"cpu":"500m","memory":"256Mi"},"requests":{"cpu":"100m"}},
+			"readinessProbe":{"httpGet":{"path":"/ready","port":8080},"periodSeconds":5},
+			"env":[{"name":"POD_IP","valueFrom":{"fieldRef":{"fieldPath":"status.podIP"}}},{"name":"MODE","value":"fast"}],
+			"volumeMounts":[{"name":"cache","mountPath":"/cache"}],
+			"futureContainerField":{"nested":[1,2,{"x":true}]}}],
+		"volumes":[{"name":"cache","emptyDir":{"sizeLimit":"1Gi"}}],
+		"tolerations":[{"key":"dedicated","operator":"Equal","value":"web","effect":"NoSchedule"}],
+		"terminationGracePeriodSeconds":10,
+		"aFieldFromTheFuture":"kept"}`)
+	created := e.createRS(rs)
+	e.eventually(10*time.Second, func() bool { return len(e.ownedActive(created)) == 2 },
+		func() string { return fmt.Sprint(len(e.ownedActive(created))) })
+	var want any
+	if err := json.Unmarshal(created.Spec.Template.Spec, &want); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range e.ownedActive(created) {
+		b, _ := json.Marshal(p.Spec)
+		var got any
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("pod %s spec differs from the template (-template +pod):\n%s", p.Name, d)
+		}
+		if d := cmp.Diff(map[string]string{"team": "payments"}, p.Annotations); d != "" {
+			t.Errorf("annotations (-want +got):\n%s", d)
+		}
+		if d := cmp.Diff(map[string]string{"app": "full", "tier": "web"}, p.Labels); d != "" {
+			t.Errorf("labels (-want +got):\n%s", d)
+		}
+	}
+}
+
+func TestClaimsOrphansReleasesAndNeverSteals(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	ctx := context.Background()
+	orphan, err := e.pods.Create(ctx, &object.Pod{ObjectMeta: object.ObjectMeta{Name: "bare", Labels: map[string]string{"app": "web"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	yes := true
+	foreign, err := e.pods.Create(ctx, &object.Pod{ObjectMeta: object.ObjectMeta{Name: "foreign", Labels: map[string]string{"app": "web"},
+		OwnerReferences: []object.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "other", UID: "other-uid", Controller: &yes}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := e.createRS(newRS("web", 3))
+	e.eventually(10*time.Second, func() bool { return len(e.ownedActive(rs)) == 3 }, func() string { return fmt.Sprint(names(e.ownedActive(rs))) })
+	if !strings.Contains(strings.Join(names(e.ownedActive(rs)), ","), "bare") {
+		t.Errorf("the matching orphan was not adopted: %v", names(e.ownedActive(rs)))
+	}
+	if n := e.count("POST", "/pods"); n != 2+2 {
+		t.Errorf("%d pod creations, want 2 by the test + 2 by the controller (the orphan counts)", n)
+	}
+	if p, _ := e.pods.Get(ctx, "foreign"); p.ResourceVersion != foreign.ResourceVersion {
+		t.Errorf("another controller's pod was written to")
+	}
+	_ = orphan
+
+	// Relabelled out of the selector: released (no ownerReference left) and replaced.
+	patch := `{"metadata":{"labels":{"app":"debug"}}}`
+	if _, err := e.pods.Patch(ctx, "bare", listwatch.MergePatch, []byte(patch), ""); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually(10*time.Second, func() bool {
+		p, _ := e.pods.Get(ctx, "bare")
+		return len(p.OwnerReferences) == 0 && len(e.ownedActive(rs)) == 3
+	}, func() string {
+		p, _ := e.pods.Get(ctx, "bare")
+		return fmt.Sprintf("refs %v, owned %v", p.OwnerReferences, names(e.ownedActive(rs)))
+	})
+}
+
+// While the pod informer lags the server, syncs keep coming (the ReplicaSet changes), yet
+// the controller never creates or deletes more than needed: expectations hold it back
+// until the informer has seen its writes.
+func TestExpectationsPreventActingOnAStaleCache(t *testing.T) {
+	e := newEnv(t, envOptions{podWatchDelay: 150 * time.Millisecond})
+	rs := e.createRS(newRS("web", 6))
+	poke := func(rounds int) {
+		for i := range rounds {
+			patch := fmt.Sprintf(`{"metadata":{"annotations":{"poke":"%d"}}}`, i)
+			if _, err := e.rss.Patch(context.Background(), "web", listwatch.MergePatch, []byte(patch), ""); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(30 * time.Millisecond)
+		}
+	}
+	poke(20)
+	e.eventually(20*time.Second, func() bool { return e.getRS("web").Status.Replicas == 6 },
+		func() string { return fmt.Sprintf("status %+v", e.getRS("web").Status) })
+	if n := e.count("POST", "/pods"); n != 6 {
+		t.Errorf("%d pods created for 6 replicas: the controller acted on a stale cache", n)
+	}
+	e.scale("web", 2)
+	poke(20)
+	e.eventually(20*time.Second, func() bool { return e.getRS("web").Status.Replicas == 2 },
+		func() string { return fmt.Sprintf("status %+v", e.getRS("web").Status) })
+	if n := e.count("DELETE", "/pods/"); n != 4 {
+		t.Errorf("%d pod deletions for a scale from 6 to 2: a pod was deleted twice", n)
+	}
+	if got := len(e.ownedActive(rs)); got != 2 {
+		t.Errorf("%d active pods, want 2", got)
+	}
+}
+
+// A refused create (a ResourceQuota) sets ReplicaFailure with the server's message; the
+// slow start stops at the first failure; the condition goes once creates succeed.
+func TestReplicaFailureCondition(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	isCreate := func(r *http.Request) bool {
+		return r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/pods")
+	}
+	e.sim.Faults().FailRequests(1<<20, http.StatusForbidden, 0, isCreate)
+	e.createRS(newRS("web", 4))
+	e.eventually(10*time.Second, func() bool {
+		c := e.getRS("web").Status.Conditions
+		return len(c) == 1 && c[0].Type == "ReplicaFailure" && c[0].Reason == "FailedCreate" && strings.Contains(c[0].Message, "injected failure")
+	}, func() string { return fmt.Sprintf("%+v", e.getRS("web").Status.Conditions) })
+	syncs := e.count("PATCH", "/replicasets/web/status") // at least the one that set the condition
+	if creates := e.count("POST", "/pods"); creates > syncs+2 {
+		t.Errorf("%d create calls for about %d syncs: slow start must stop at the first failure", creates, syncs)
+	}
+	e.sim.Faults().FailRequests(0, 0, 0, nil)
+	e.eventually(20*time.Second, func() bool {
+		st := e.getRS("web").Status
+		return st.Replicas == 4 && len(st.Conditions) == 0
+	}, func() string { return fmt.Sprintf("%+v", e.getRS("web").Status) })
+}
+
+func TestMinReadySecondsRequeuesForTheTimeLeft(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	rs := newRS("slow", 2)
+	rs.Spec.MinReadySeconds = 2
+	created := e.createRS(rs)
+	e.eventually(10*time.Second, func() bool { return len(e.ownedActive(created)) == 2 }, func() string { return "" })
+	readyAt := time.Now().Truncate(time.Second)
+	for _, p := range e.ownedActive(created) {
+		e.setReady(p, readyAt)
+	}
+	e.eventually(5*time.Second, func() bool { return e.getRS("slow").Status.ReadyReplicas == 2 },
+		func() string { return fmt.Sprintf("%+v", e.getRS("slow").Status) })
+	if st := e.getRS("slow").Status; st.AvailableReplicas != 0 && time.Since(readyAt) < 2*time.Second {
+		t.Errorf("available %d before minReadySeconds passed", st.AvailableReplicas)
+	}
+	// Nothing changes on the server after this: only the requeue can make them available.
+	e.eventually(6*time.Second, func() bool { return e.getRS("slow").Status.AvailableReplicas == 2 },
+		func() string { return fmt.Sprintf("%+v", e.getRS("slow").Status) })
+}
+
+// Status is written only when it changed: syncs that change nothing send no request.
+func TestStatusWrittenOnlyWhenChanged(t *testing.T) {
+	e := newEnv(t, envOptions{noRecorder: true})
+	e.createRS(newRS("web", 2))
+	e.eventually(10*time.Second, func() bool { return e.getRS("web").Status.Replicas == 2 }, func() string { return "" })
+	time.Sleep(300 * time.Millisecond) // let the syncs of the pods' own events settle
+	before := e.count("PATCH", "/status")
+	for range 5 {
+		e.ctrl.Queue().Add("ns/web")
+		time.Sleep(50 * time.Millisecond)
+	}
+	if after := e.count("PATCH", "/status"); after != before {
+		t.Errorf("%d status writes by syncs that changed nothing", after-before)
+	}
+}
+
+func TestEventsOnTheReplicaSet(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	rs := e.createRS(newRS("web", 2))
+	info, err := e.c.Discover(context.Background(), "events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := listwatch.For[*object.Raw](e.c, info, "ns")
+	e.eventually(10*time.Second, func() bool {
+		l, err := evs.List(context.Background(), listwatch.ListOptions{})
+		if err != nil {
+			return false
+		}
+		n := 0
+		for _, ev := range l.Items {
+			var body struct {
+				Reason         string
+				InvolvedObject struct{ UID, Kind string }
+			}
+			b, _ := json.Marshal(ev)
+			_ = json.Unmarshal(b, &body)
+			if body.Reason == "SuccessfulCreate" && body.InvolvedObject.UID == rs.UID && body.InvolvedObject.Kind == "ReplicaSet" {
+				n++
+			}
+		}
+		return n == 2
+	}, func() string { return "no SuccessfulCreate events" })
+}

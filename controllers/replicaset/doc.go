@@ -1,0 +1,26 @@
+// Package replicaset is the ReplicaSet controller: it keeps spec.replicas active pods for
+// each ReplicaSet, as kube-controller-manager's does, built only on kinformer's public
+// packages.
+//
+// Two informers from one shared factory (replicasets and pods) feed one work queue of
+// ReplicaSet keys. Pod events are mapped to the owning ReplicaSet through the pod's
+// ControllerRef; an orphan pod is offered to every ReplicaSet whose selector matches it,
+// and a pod whose labels or owner changed enqueues both its old and its new owner.
+//
+// One sync of a ReplicaSet:
+//
+//  1. claims its pods (package claim): adopts matching orphans, releases owned pods that
+//     no longer match, never touches pods another controller owns;
+//  2. if its expectations are met (package expectations), creates or deletes pods to
+//     reach spec.replicas: creations in slow-start batches (1, 2, 4, ... while they
+//     succeed, at most 500 per sync) from spec.template with every field of the
+//     template passed through unchanged; deletions of the least valuable pods first, in
+//     kube-controller-manager's ranking (see ranking.go);
+//  3. writes status through /status when it changed: replicas, fullyLabeledReplicas,
+//     readyReplicas, availableReplicas (ready for minReadySeconds; the key is requeued
+//     for the time left), terminatingReplicas, observedGeneration, and the
+//     ReplicaFailure condition while creates or deletes fail.
+//
+// Events (SuccessfulCreate, FailedCreate, SuccessfulDelete, FailedDelete) go to the
+// ReplicaSet through package events, so `kubectl describe rs` shows them.
+package replicaset

@@ -1,0 +1,247 @@
+package replicaset
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/kinformer/kinformer/controllers/claim"
+	"github.com/kinformer/kinformer/controllers/events"
+	"github.com/kinformer/kinformer/listwatch"
+	"github.com/kinformer/kinformer/object"
+)
+
+// sync brings one ReplicaSet's pods to its spec and writes its status.
+func (rc *Controller) sync(ctx context.Context, key string) error {
+	rs, ok := rc.rsLister.Get(key)
+	if !ok {
+		rc.exp.Forget(key)
+		return nil
+	}
+	// Read the expectations before the cache: an event observed in between then errs on
+	// the side of waiting one more sync, never of acting on a cache that lags.
+	mayAct := rc.exp.Satisfied(key)
+	sel, err := rs.Spec.Selector.AsSelector()
+	if err != nil || sel.Empty() {
+		// An invalid selector cannot become valid by retrying; the apiserver refuses
+		// both for apps/v1, so this is a cache of something odd: leave it.
+		rc.log.Error("replicaset has an invalid or empty selector", "key", key, "err", err)
+		return nil
+	}
+	all := rc.podCache.Namespace(rs.Namespace).List(object.Everything())
+	var active, terminating []*object.Pod
+	for _, p := range all {
+		if isActive(p) {
+			active = append(active, p)
+		} else if isTerminating(p) && controlledBy(p, rs) && sel.Matches(p.Labels) {
+			terminating = append(terminating, p)
+		}
+	}
+	owned, err := claim.Claim(ctx, rc.owner(rs, sel), active, func(ctx context.Context, name string, patch []byte) error {
+		_, err := rc.podsIn(rs.Namespace).Patch(ctx, name, listwatch.MergePatch, patch, "")
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	var manageErr error
+	if mayAct && rs.DeletionTimestamp == nil {
+		manageErr = rc.manage(ctx, rs, owned)
+	}
+	status, requeue := rc.calculateStatus(rs, owned, terminating, manageErr)
+	if err := rc.writeStatus(ctx, rs, status); err != nil {
+		return errors.Join(manageErr, err)
+	}
+	if manageErr == nil && requeue > 0 {
+		rc.queue.AddAfter(key, requeue) // a pod becomes available then
+	}
+	return manageErr
+}
+
+func (rc *Controller) owner(rs *object.ReplicaSet, sel object.Selector) claim.Owner {
+	return claim.Owner{Meta: &rs.ObjectMeta, APIVersion: "apps/v1", Kind: "ReplicaSet", Selector: sel,
+		Fresh: func(ctx context.Context) (*object.ObjectMeta, error) {
+			fresh, err := rc.replicaSetsIn(rs.Namespace).Get(ctx, rs.Name)
+			if err != nil {
+				return nil, err
+			}
+			return &fresh.ObjectMeta, nil
+		}}
+}
+
+func controlledBy(p *object.Pod, rs *object.ReplicaSet) bool {
+	ref := object.ControllerRef(&p.ObjectMeta)
+	return ref != nil && ref.UID == rs.UID
+}
+
+// manage creates or deletes pods so that the ReplicaSet has spec.replicas active pods,
+// recording the writes as expectations before issuing them.
+func (rc *Controller) manage(ctx context.Context, rs *object.ReplicaSet, pods []*object.Pod) error {
+	key := object.Key(rs)
+	diff := len(pods) - int(replicas(rs))
+	switch {
+	case diff < 0:
+		n := min(-diff, BurstReplicas)
+		rc.exp.ExpectCreations(key, n)
+		created, err := slowStart(n, func() error { return rc.createPod(ctx, rs) })
+		// The calls that failed, and the batches never tried, will not be observed.
+		for range n - created {
+			rc.exp.CreationObserved(key)
+		}
+		return err
+	case diff > 0:
+		n := min(diff, BurstReplicas)
+		victims := podsToDelete(pods, rc.family(rs), n, rc.now())
+		keys := make([]string, len(victims))
+		for i, p := range victims {
+			keys[i] = object.Key(p)
+		}
+		rc.exp.ExpectDeletions(key, keys)
+		return rc.deletePods(ctx, rs, victims)
+	}
+	return nil
+}
+
+// slowStart calls create n times in batches of 1, 2, 4, ... run in parallel, stopping
+// after the first batch with a failure: when every call fails (a quota, a webhook down),
+// one call is wasted, not n. It returns how many calls succeeded and the first error.
+func slowStart(n int, create func() error) (int, error) {
+	done := 0
+	for batch := 1; done < n; batch *= 2 {
+		size := min(batch, n-done)
+		errs := make(chan error, size)
+		var wg sync.WaitGroup
+		for range size {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := create(); err != nil {
+					errs <- err
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		failed := len(errs)
+		done += size - failed
+		if failed > 0 {
+			return done, <-errs
+		}
+	}
+	return done, nil
+}
+
+// createPod creates one pod from the template: labels, annotations and finalizers
+// copied, the spec passed through as the template has it (every field, known to this
+// engine or not), the ControllerRef set.
+func (rc *Controller) createPod(ctx context.Context, rs *object.ReplicaSet) error {
+	t := rs.Spec.Template
+	if len(t.Labels) == 0 {
+		err := errors.New("unable to create pods, no labels")
+		rc.event(rs, events.Warning, "FailedCreate", "Error creating: %v", err)
+		return err
+	}
+	pod := &object.Pod{
+		TypeMeta: object.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: object.ObjectMeta{
+			GenerateName: rs.Name + "-", Namespace: rs.Namespace,
+			Labels: maps.Clone(t.Labels), Annotations: maps.Clone(t.Annotations), Finalizers: slices.Clone(t.Finalizers),
+			OwnerReferences: []object.OwnerReference{object.NewControllerRef(&rs.ObjectMeta, "apps/v1", "ReplicaSet")},
+		},
+	}
+	if len(t.Spec) > 0 {
+		if err := json.Unmarshal(t.Spec, &pod.Spec); err != nil {
+			return fmt.Errorf("decoding the pod template of %s: %w", object.Key(rs), err)
+		}
+	}
+	created, err := rc.podsIn(rs.Namespace).Create(ctx, pod)
+	if err != nil {
+		if isNamespaceTerminating(err) {
+			return nil // the namespace is going away with everything in it: nothing to do
+		}
+		rc.event(rs, events.Warning, "FailedCreate", "Error creating: %v", err)
+		return err
+	}
+	rc.event(rs, events.Normal, "SuccessfulCreate", "Created pod: %s", created.Name)
+	return nil
+}
+
+// deletePods deletes the victims in parallel. A pod already gone is a success; each
+// failed call lowers the expectations at once, since no deletion will be observed.
+func (rc *Controller) deletePods(ctx context.Context, rs *object.ReplicaSet, victims []*object.Pod) error {
+	key := object.Key(rs)
+	errs := make([]error, len(victims))
+	var wg sync.WaitGroup
+	for i, p := range victims {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := rc.podsIn(p.Namespace).Delete(ctx, p.Name, listwatch.DeleteOptions{Preconditions: &listwatch.Preconditions{UID: p.UID}})
+			switch {
+			case err == nil:
+				rc.event(rs, events.Normal, "SuccessfulDelete", "Deleted pod: %s", p.Name)
+				return
+			case object.IsNotFound(err) || object.IsConflict(err):
+				// Gone, or replaced by another pod of the same name (the UID precondition
+				// failed): the pod this sync meant to delete no longer exists.
+				rc.exp.DeletionObserved(key, object.Key(p))
+			default:
+				rc.exp.DeletionObserved(key, object.Key(p))
+				rc.event(rs, events.Warning, "FailedDelete", "Error deleting: %v", err)
+				errs[i] = err
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err // they are likely all the same: report the first
+		}
+	}
+	return nil
+}
+
+// family returns the active pods of every ReplicaSet controlled by the same owner as rs
+// (the ReplicaSets of one Deployment), or rs's own when it has no owner.
+func (rc *Controller) family(rs *object.ReplicaSet) []*object.Pod {
+	uids := []string{rs.UID}
+	if ref := object.ControllerRef(&rs.ObjectMeta); ref != nil {
+		uids = uids[:0]
+		for _, sib := range rc.rsLister.Namespace(rs.Namespace).List(object.Everything()) {
+			if r := object.ControllerRef(&sib.ObjectMeta); r != nil && r.UID == ref.UID {
+				uids = append(uids, sib.UID)
+			}
+		}
+	}
+	var out []*object.Pod
+	for _, uid := range uids {
+		pods, _ := rc.podCache.ByIndex(controllerUIDIndex, uid)
+		out = append(out, pods...)
+	}
+	return out
+}
+
+func replicas(rs *object.ReplicaSet) int32 {
+	if rs.Spec.Replicas == nil {
+		return 1 // the API's default
+	}
+	return *rs.Spec.Replicas
+}
+
+// isNamespaceTerminating recognises the refusal to create in a namespace being deleted.
+func isNamespaceTerminating(err error) bool {
+	se, ok := object.AsStatus(err)
+	if !ok || se.Status.Details == nil {
+		return false
+	}
+	for _, c := range se.Status.Details.Causes {
+		if c.Type == "NamespaceTerminating" {
+			return true
+		}
+	}
+	return false
+}
