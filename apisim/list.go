@@ -19,6 +19,11 @@ func (s *Server) parseFilter(r *http.Request, req apiRequest) (filter, error) {
 	if err != nil {
 		return filter{}, err
 	}
+	for i := range fs {
+		if path, ok := req.typ.FieldPaths[fs[i].field]; ok {
+			fs[i].field = path
+		}
+	}
 	return filter{namespace: req.namespace, labels: ls, fields: fs}, nil
 }
 

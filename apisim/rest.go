@@ -18,6 +18,8 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, req apiRe
 	q := r.URL.Query()
 	var err error
 	switch {
+	case req.sub == "binding":
+		err = s.serveBinding(w, r, req)
 	case r.Method == http.MethodGet && req.name == "" && (q.Get("watch") == "1" || q.Get("watch") == "true"):
 		err = s.serveWatch(w, r, req)
 	case r.Method == http.MethodGet && req.name == "":
@@ -172,7 +174,7 @@ func (s *Server) serveWrite(w http.ResponseWriter, r *http.Request, req apiReque
 		s.serveWritten(w, req, cur)
 		return nil
 	}
-	if del := meta(next)["deletionTimestamp"]; del != nil && len(finalizers(next)) == 0 {
+	if deletionDue(meta(next)) && len(finalizers(next)) == 0 {
 		// The last finalizer is gone: the pending delete completes now.
 		meta(next)["resourceVersion"] = strconv.FormatInt(s.store.rev+1, 10)
 		rec := encode(next)
@@ -202,7 +204,7 @@ func (s *Server) serveWritten(w http.ResponseWriter, req apiRequest, rec *record
 func (s *Server) prepareUpdate(req apiRequest, cur, next map[string]any) map[string]any {
 	next = copyObject(next)
 	nm, cm := meta(next), meta(cur)
-	for _, k := range []string{"uid", "creationTimestamp", "namespace", "name", "generation", "deletionTimestamp"} {
+	for _, k := range []string{"uid", "creationTimestamp", "namespace", "name", "generation", "deletionTimestamp", "deletionGracePeriodSeconds"} {
 		if v, ok := cm[k]; ok {
 			nm[k] = v
 		} else {
@@ -255,14 +257,22 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, req apiRequ
 			UID             string `json:"uid"`
 			ResourceVersion string `json:"resourceVersion"`
 		} `json:"preconditions"`
+		GracePeriodSeconds *int64 `json:"gracePeriodSeconds"`
 	}
 	if err := requireJSON(r); err != nil {
 		return err
 	}
+	// Like the apiserver, read the DeleteOptions from the body, or else from the query.
 	if b, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20)); len(strings.TrimSpace(string(b))) > 0 {
 		if err := json.Unmarshal(b, &opts); err != nil {
 			return badRequest("invalid DeleteOptions: %v", err)
 		}
+	} else if g := r.URL.Query().Get("gracePeriodSeconds"); g != "" {
+		n, err := strconv.ParseInt(g, 10, 64)
+		if err != nil {
+			return badRequest("invalid gracePeriodSeconds %q", g)
+		}
+		opts.GracePeriodSeconds = &n
 	}
 	tk := typeKey(req.typ.Group, req.typ.Resource)
 	key := s.key(req)
@@ -280,6 +290,9 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, req apiRequ
 		if p.ResourceVersion != "" && p.ResourceVersion != str(cm, "resourceVersion") {
 			return object.NewConflict(req.typ.Resource, req.name, fmt.Sprintf("Precondition failed: ResourceVersion in precondition: %s, ResourceVersion in object meta: %s", p.ResourceVersion, str(cm, "resourceVersion")))
 		}
+	}
+	if isPods(req.typ) && s.deletePodGracefully(w, tk, key, cur, opts.GracePeriodSeconds) {
+		return nil
 	}
 	next := copyObject(cur.obj)
 	nm := meta(next)

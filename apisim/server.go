@@ -208,7 +208,7 @@ func (s *Server) parsePath(path string) (apiRequest, error) {
 	}
 	if len(parts) > 2 {
 		req.sub = parts[2]
-		if !(req.sub == "status" && t.Status) && !(req.sub == "scale" && t.Scale) {
+		if !(req.sub == "status" && t.Status) && !(req.sub == "scale" && t.Scale) && !(req.sub == "binding" && isPods(t)) {
 			return apiRequest{}, notFound
 		}
 	}
