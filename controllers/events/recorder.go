@@ -43,7 +43,8 @@ type Ref struct {
 
 // Recorder queues events and writes them to the apiserver from Run.
 type Recorder struct {
-	events *listwatch.Resource[*Event]
+	client *listwatch.Client
+	info   listwatch.ResourceInfo
 	opts   Options
 	queue  chan pending
 
@@ -52,6 +53,7 @@ type Recorder struct {
 	written map[aggregateKey]*series // recent events, for aggregation
 
 	dropped atomic.Int64
+	stamp   int64 // the last name stamp used; only Run's goroutine touches it
 }
 
 // pending is an event waiting in the queue.
@@ -97,7 +99,7 @@ func NewRecorder(c *listwatch.Client, opts Options) (*Recorder, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Recorder{events: listwatch.For[*Event](c, info, ""), opts: opts, queue: make(chan pending, opts.QueueSize),
+	return &Recorder{client: c, info: info, opts: opts, queue: make(chan pending, opts.QueueSize),
 		buckets: map[string]*bucket{}, written: map[aggregateKey]*series{}}, nil
 }
 
@@ -137,26 +139,35 @@ func (r *Recorder) allow(uid string, now time.Time) bool {
 	return true
 }
 
-// Run writes queued events until ctx ends; events still queued then are written first,
-// within a short grace, so a controller's last actions are not lost on shutdown.
+// Run writes queued events until ctx ends; events still queued then are written
+// within a short grace, so a controller's last actions are not lost on shutdown. A write
+// in progress is never cut short by ctx: each is bounded by its own timeout.
 func (r *Recorder) Run(ctx context.Context) {
+	const writeTimeout, grace = 10 * time.Second, 2 * time.Second
+	writes := context.WithoutCancel(ctx)
 	for {
 		select {
 		case p := <-r.queue:
-			r.write(ctx, p)
+			r.writeWithin(writes, p, writeTimeout)
 		case <-ctx.Done():
-			grace, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-			defer cancel()
-			for {
+			deadline := time.Now().Add(grace)
+			for time.Now().Before(deadline) {
 				select {
 				case p := <-r.queue:
-					r.write(grace, p)
+					r.writeWithin(writes, p, time.Until(deadline))
 				default:
 					return
 				}
 			}
+			return
 		}
 	}
+}
+
+func (r *Recorder) writeWithin(ctx context.Context, p pending, d time.Duration) {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	r.write(ctx, p)
 }
 
 // write creates the event, or updates the Event of its series when it repeats one.
@@ -168,7 +179,7 @@ func (r *Recorder) write(ctx context.Context, p pending) {
 	r.mu.Unlock()
 	if s != nil && p.at.Sub(s.last) < aggregationWindow {
 		patch, _ := json.Marshal(map[string]any{"count": s.count + 1, "lastTimestamp": object.Time{Time: p.at.UTC().Truncate(time.Second)}})
-		if _, err := r.events.Patch(ctx, s.name, listwatch.MergePatch, patch, ""); err == nil {
+		if _, err := r.in(s.namespace).Patch(ctx, s.name, listwatch.MergePatch, patch, ""); err == nil {
 			r.mu.Lock()
 			s.count++
 			s.last = p.at
@@ -180,8 +191,11 @@ func (r *Recorder) write(ctx context.Context, p pending) {
 		}
 		// The Event expired or was deleted: start a new series.
 	}
-	ev := r.newEvent(p)
-	if _, err := r.events.Create(ctx, ev); err != nil {
+	// The name is the object's plus a time stamp, strictly increasing so that two events
+	// in one clock tick never collide.
+	r.stamp = max(r.stamp+1, p.at.UnixNano())
+	ev := r.newEvent(p, r.stamp)
+	if _, err := r.in(ev.Metadata.Namespace).Create(ctx, ev); err != nil {
 		r.dropped.Add(1)
 		return
 	}
@@ -205,15 +219,19 @@ func (r *Recorder) forgetOld(now time.Time) {
 	}
 }
 
-func (r *Recorder) newEvent(p pending) *Event {
+func (r *Recorder) in(ns string) *listwatch.Resource[*Event] {
+	return listwatch.For[*Event](r.client, r.info, ns)
+}
+
+func (r *Recorder) newEvent(p pending, stamp int64) *Event {
 	m := p.ref.Meta
 	at := object.Time{Time: p.at.UTC().Truncate(time.Second)}
 	ev := &Event{
 		APIVersion: "v1", Kind: "Event",
 		Metadata: object.ObjectMeta{Namespace: m.Namespace,
-			// The name only needs to be unique; kube-controller-manager's recorder also
-			// appends the time in hexadecimal nanoseconds.
-			Name: m.Name + "." + strconv.FormatInt(p.at.UnixNano(), 16)},
+			// As kube-controller-manager's recorder names them: the time in hexadecimal
+			// nanoseconds after the object's name.
+			Name: m.Name + "." + strconv.FormatInt(stamp, 16)},
 		InvolvedObject: ObjectReference{APIVersion: p.ref.APIVersion, Kind: p.ref.Kind, Namespace: m.Namespace,
 			Name: m.Name, UID: m.UID, ResourceVersion: m.ResourceVersion},
 		Reason: p.reason, Message: p.message, Type: p.typ, Count: 1,
