@@ -23,6 +23,10 @@ Usage:
                                              run an informer and print its handler events
   kinformer cache dump RESOURCE [...]        sync an informer, print its cache as sorted JSON lines
   kinformer cache verify RESOURCE [...]      compare the synced cache with a fresh list (exit 1 on any difference)
+  kinformer controller-manager --kubeconfig FILE [--controllers replicaset] [--workers 5] [--leader-elect] [...]
+                                             run the controllers (leader election, /metrics, /healthz, /readyz)
+  kinformer fake-kubelet --kubeconfig FILE [--ready-after 1s] [--never-ready-image :nonexistent,:404] [--node-name fake-node]
+                                             bind pods to a fake node and report them running and ready
 
 Run 'kinformer COMMAND -h' for the flags of a command.
 `
@@ -65,6 +69,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runWatch(ctx, args[1:], stdout, stderr)
 	case "cache":
 		return runCache(ctx, args[1:], stdout, stderr)
+	case "controller-manager":
+		return runControllerManager(ctx, args[1:], stdout, stderr)
+	case "fake-kubelet":
+		return runFakeKubelet(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
