@@ -212,3 +212,46 @@ func TestWatchSaysWhatItWaitsFor(t *testing.T) {
 		t.Errorf("watch ended with %v", err)
 	}
 }
+
+// The controller manager runs against `kinformer sim` as against a cluster, with leader
+// election too, and stops cleanly on interrupt.
+func TestControllerManagerAgainstSim(t *testing.T) {
+	leakcheck.Check(t)
+	sim, kc := startSim(t, apisim.Options{})
+	c := simtest.KubeconfigClient(t, kc)
+	info, err := c.Discover(context.Background(), "replicasets.apps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	two := int32(2)
+	rs := &object.ReplicaSet{ObjectMeta: object.ObjectMeta{Name: "web"}, Spec: object.ReplicaSetSpec{Replicas: &two,
+		Selector: &object.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+		Template: object.PodTemplateSpec{ObjectMeta: object.ObjectMeta{Labels: map[string]string{"app": "web"}}, Spec: []byte(`{"containers":[{"name":"c","image":"nginx"}]}`)}}}
+	if _, err := listwatch.For[*object.ReplicaSet](c, info, "default").Create(context.Background(), rs); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errOut syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"controller-manager", "--kubeconfig", kc, "--metrics-addr", "127.0.0.1:0", "--leader-elect",
+			"--lease-duration", "2s", "--renew-deadline", "1s", "--retry-period", "200ms"}, &out, &errOut)
+	}()
+	waitFor(t, &out, "controller-manager: controllers ")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st, _ := listwatch.For[*object.ReplicaSet](c, info, "default").Get(context.Background(), "web")
+		if st != nil && st.Status.Replicas == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the ReplicaSet was not reconciled:\n%s\n%s", out.String(), errOut.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("controller-manager ended with %v", err)
+	}
+	_ = sim
+}
