@@ -196,16 +196,7 @@ func TestReplicaSetControllerAgainstRealAPIServer(t *testing.T) {
 			if err := json.Unmarshal(b, &spec); err != nil {
 				t.Fatal(err)
 			}
-			// What the scheduler, the pod defaults and the admission plugins add to a
-			// pod, never to a template: the node it was bound to, enableServiceLinks,
-			// its priority, and DefaultTolerationSeconds' not-ready and unreachable
-			// tolerations.
-			delete(spec, "nodeName")
-			delete(spec, "enableServiceLinks")
-			delete(spec, "priority")
-			delete(spec, "preemptionPolicy")
-			spec["tolerations"] = withoutDefaultTolerations(spec["tolerations"])
-			if d := cmp.Diff(template, spec); d != "" {
+			if d := cmp.Diff(asPod(template), withoutServerAdditions(spec)); d != "" {
 				t.Errorf("pod %s spec differs from the template (-template +pod):\n%s", p.Name, d)
 			}
 			if d := cmp.Diff(rs.Spec.Template.Annotations, p.Annotations); d != "" {
@@ -281,17 +272,55 @@ func TestReplicaSetControllerAgainstRealAPIServer(t *testing.T) {
 	}
 }
 
-func withoutDefaultTolerations(v any) any {
-	list, _ := v.([]any)
-	var out []any
+// withoutServerAdditions removes from a pod's spec what the scheduler, the pod defaults
+// and the admission plugins add to a pod and never to a template (checked against
+// kube-apiserver 1.36): the node it was bound to, enableServiceLinks, its priority, and
+// DefaultTolerationSeconds' not-ready and unreachable tolerations.
+func withoutServerAdditions(spec map[string]any) map[string]any {
+	for _, k := range []string{"nodeName", "enableServiceLinks", "priority", "preemptionPolicy"} {
+		delete(spec, k)
+	}
+	list, _ := spec["tolerations"].([]any)
+	var kept []any
 	for _, tol := range list {
 		m, _ := tol.(map[string]any)
 		if k := m["key"]; k == "node.kubernetes.io/not-ready" || k == "node.kubernetes.io/unreachable" {
 			continue
 		}
-		out = append(out, tol)
+		kept = append(kept, tol)
 	}
-	return out
+	if len(kept) == 0 {
+		delete(spec, "tolerations")
+	} else {
+		spec["tolerations"] = kept
+	}
+	return spec
+}
+
+// asPod applies to a template spec the one pod default the server applies to pods only:
+// a container's unset resource requests take its limits.
+func asPod(spec map[string]any) map[string]any {
+	for _, list := range []string{"initContainers", "containers"} {
+		cs, _ := spec[list].([]any)
+		for _, c := range cs {
+			res, _ := c.(map[string]any)["resources"].(map[string]any)
+			limits, _ := res["limits"].(map[string]any)
+			if len(limits) == 0 {
+				continue
+			}
+			req, _ := res["requests"].(map[string]any)
+			if req == nil {
+				req = map[string]any{}
+			}
+			for k, v := range limits {
+				if _, ok := req[k]; !ok {
+					req[k] = v
+				}
+			}
+			res["requests"] = req
+		}
+	}
+	return spec
 }
 
 func leaseHolder(t *testing.T) string {

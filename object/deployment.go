@@ -50,12 +50,14 @@ type RollingUpdateDeployment struct {
 
 // DeploymentStatus is what the Deployment controller reports.
 type DeploymentStatus struct {
-	ObservedGeneration  int64       `json:"observedGeneration,omitempty"`
-	Replicas            int32       `json:"replicas,omitempty"`
-	UpdatedReplicas     int32       `json:"updatedReplicas,omitempty"`
-	ReadyReplicas       int32       `json:"readyReplicas,omitempty"`
-	AvailableReplicas   int32       `json:"availableReplicas,omitempty"`
-	UnavailableReplicas int32       `json:"unavailableReplicas,omitempty"`
+	ObservedGeneration  int64 `json:"observedGeneration,omitempty"`
+	Replicas            int32 `json:"replicas,omitempty"`
+	UpdatedReplicas     int32 `json:"updatedReplicas,omitempty"`
+	ReadyReplicas       int32 `json:"readyReplicas,omitempty"`
+	AvailableReplicas   int32 `json:"availableReplicas,omitempty"`
+	UnavailableReplicas int32 `json:"unavailableReplicas,omitempty"`
+	// TerminatingReplicas sums the ReplicaSets' (kube-controller-manager 1.35+).
+	TerminatingReplicas *int32      `json:"terminatingReplicas,omitempty"`
 	Conditions          []Condition `json:"conditions,omitempty"`
 	CollisionCount      *int32      `json:"collisionCount,omitempty"`
 	Unknown             Unknown     `json:"-"`

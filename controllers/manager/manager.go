@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/kinformer/kinformer/controllers"
+	"github.com/kinformer/kinformer/controllers/deployment"
 	"github.com/kinformer/kinformer/controllers/events"
 	"github.com/kinformer/kinformer/controllers/replicaset"
 	"github.com/kinformer/kinformer/informer"
@@ -75,6 +76,10 @@ type shared struct {
 
 // constructors build the known controllers, by name, with their event recorder.
 var constructors = map[string]func(ctx context.Context, s shared, rec *events.Recorder) (controller, error){
+	deployment.Name: func(ctx context.Context, s shared, rec *events.Recorder) (controller, error) {
+		return deployment.New(ctx, s.factory, s.client, deployment.Options{Recorder: rec,
+			QueueMetrics: s.queueMetrics, Metrics: s.metrics, Logger: s.logger})
+	},
 	replicaset.Name: func(ctx context.Context, s shared, rec *events.Recorder) (controller, error) {
 		return replicaset.New(ctx, s.factory, s.client, replicaset.Options{Recorder: rec,
 			QueueMetrics: s.queueMetrics, Metrics: s.metrics, Logger: s.logger})

@@ -1,0 +1,167 @@
+package deployment
+
+import (
+	"context"
+
+	"github.com/kinformer/kinformer/controllers/claim"
+	"github.com/kinformer/kinformer/controllers/events"
+	"github.com/kinformer/kinformer/listwatch"
+	"github.com/kinformer/kinformer/object"
+)
+
+// rollout is the state of one sync of one Deployment: a private copy of the Deployment
+// (its status is worked on locally and written once) and the ReplicaSets it controls.
+type rollout struct {
+	dc  *Controller
+	ctx context.Context
+	d   *object.Deployment
+	rss []*object.ReplicaSet
+}
+
+// sync brings one Deployment's ReplicaSets to its spec and writes its status.
+func (dc *Controller) sync(ctx context.Context, key string) error {
+	cached, ok := dc.dLister.Get(key)
+	if !ok {
+		return nil // deleted: its ReplicaSets are the garbage collector's
+	}
+	d := object.DeepCopy(cached)
+	sel, err := d.Spec.Selector.AsSelector()
+	if err != nil {
+		dc.log.Error("deployment has an invalid selector", "key", key, "err", err)
+		return nil
+	}
+	if sel.Empty() {
+		dc.event(d, events.Warning, "SelectingAll", "This deployment is selecting all pods. A non-empty selector is required.")
+		if d.Status.ObservedGeneration < d.Generation {
+			d.Status.ObservedGeneration = d.Generation
+			return dc.writeStatus(ctx, d, d.Status)
+		}
+		return nil
+	}
+	rss, err := dc.claimReplicaSets(ctx, d, sel)
+	if err != nil {
+		return err
+	}
+	return (&rollout{dc: dc, ctx: ctx, d: d, rss: rss}).run()
+}
+
+// run decides what this sync does with the claimed ReplicaSets.
+func (r *rollout) run() error {
+	d := r.d
+	if d.DeletionTimestamp != nil {
+		return r.syncStatusOnly()
+	}
+	if err := r.checkPausedConditions(); err != nil {
+		return err
+	}
+	if _, _, invalid := fenceposts(d); invalid != nil {
+		r.dc.event(d, events.Warning, "InvalidStrategy", "%v: rolling with maxUnavailable 1", invalid)
+	}
+	if d.Spec.Paused {
+		return r.syncScaleAndStatus()
+	}
+	scaling, err := r.isScalingEvent()
+	if err != nil {
+		return err
+	}
+	if scaling {
+		return r.syncScaleAndStatus()
+	}
+	if isRecreate(d) {
+		return r.rolloutRecreate()
+	}
+	return r.rolloutRolling()
+}
+
+// claimReplicaSets adopts matching orphan ReplicaSets and releases owned ones that no
+// longer match, as the ReplicaSet controller does with pods.
+func (dc *Controller) claimReplicaSets(ctx context.Context, d *object.Deployment, sel object.Selector) ([]*object.ReplicaSet, error) {
+	owner := claim.Owner{Meta: &d.ObjectMeta, APIVersion: "apps/v1", Kind: "Deployment", Selector: sel,
+		Fresh: func(ctx context.Context) (*object.ObjectMeta, error) {
+			fresh, err := dc.deploymentsIn(d.Namespace).Get(ctx, d.Name)
+			if err != nil {
+				return nil, err
+			}
+			return &fresh.ObjectMeta, nil
+		}}
+	candidates := dc.rsLister.Namespace(d.Namespace).List(object.Everything())
+	return claim.Claim(ctx, owner, candidates, func(ctx context.Context, name string, patch []byte) error {
+		_, err := dc.replicaSetsIn(d.Namespace).Patch(ctx, name, listwatch.MergePatch, patch, "")
+		return err
+	})
+}
+
+// checkPausedConditions records pausing and resuming in the Progressing condition, so
+// that time spent paused never counts against the progress deadline.
+func (r *rollout) checkPausedConditions() error {
+	d := r.d
+	if !hasProgressDeadline(d) {
+		return nil
+	}
+	cond := condition(d.Status.Conditions, condProgressing)
+	if cond != nil && cond.Reason == reasonTimedOut {
+		return nil // a reported lack of progress is not overwritten by a pause
+	}
+	pausedCond := cond != nil && cond.Reason == reasonPaused
+	switch {
+	case d.Spec.Paused && !pausedCond:
+		setCondition(&d.Status, r.newCondition(condProgressing, "Unknown", reasonPaused, "Deployment is paused"))
+	case !d.Spec.Paused && pausedCond:
+		setCondition(&d.Status, r.newCondition(condProgressing, "Unknown", reasonResumed, "Deployment is resumed"))
+	default:
+		return nil
+	}
+	return r.dc.writeStatus(r.ctx, d, d.Status)
+}
+
+// isScalingEvent: some active ReplicaSet was sized for another replica count than the
+// Deployment's now: the user scaled, and only scaling (proportional when mid-rollout)
+// happens in this sync.
+func (r *rollout) isScalingEvent() (bool, error) {
+	newRS, olds, err := r.replicaSets(false)
+	if err != nil {
+		return false, err
+	}
+	for _, rs := range active(withNew(olds, newRS)) {
+		if desired, ok := intAnnotation(rs, DesiredReplicasAnnotation); ok && desired != replicasOf(r.d) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// syncScaleAndStatus scales without rolling (paused, or a scaling event), cleans up old
+// ReplicaSets while paused, and writes the status.
+func (r *rollout) syncScaleAndStatus() error {
+	newRS, olds, err := r.replicaSets(false)
+	if err != nil {
+		return err
+	}
+	if err := r.scale(newRS, olds); err != nil {
+		return err
+	}
+	if r.d.Spec.Paused {
+		if err := r.cleanup(olds); err != nil {
+			return err
+		}
+	}
+	return r.syncStatus(withNew(olds, newRS), newRS)
+}
+
+// syncStatusOnly is all a Deployment being deleted gets: no scaling, no new ReplicaSet.
+func (r *rollout) syncStatusOnly() error {
+	newRS, olds, err := r.replicaSets(false)
+	if err != nil {
+		return err
+	}
+	return r.syncStatus(withNew(olds, newRS), newRS)
+}
+
+// syncStatus writes the status computed from the ReplicaSets, when it changed.
+func (r *rollout) syncStatus(all []*object.ReplicaSet, newRS *object.ReplicaSet) error {
+	st := r.calculateStatus(all, newRS)
+	if equalStatus(r.d.Status, st) {
+		return nil
+	}
+	return r.dc.writeStatus(r.ctx, r.d, st)
+}
