@@ -6,7 +6,19 @@
 // bounded history (older → 410 Expired), bookmarks, streaming lists ending with the
 // initial-events-end bookmark, create/update/merge-patch/delete with resourceVersion and
 // uid preconditions, /status and /scale subresources, finalizers, generation bumps on
-// spec changes, label and field selectors, and websocket watches.
+// spec changes, label and field selectors, and websocket watches. For pods it serves the
+// binding subresource and graceful deletion, which a kubelet (package fakekubelet)
+// finishes.
+//
+// It also does the work of kube-controller-manager's garbage collector: cascading
+// deletion through metadata.ownerReferences, with the propagation policies of a DELETE
+// (propagationPolicy Background, the default, Foreground or Orphan, or the older
+// orphanDependents). Background removes the owner at once and its dependents after it;
+// Foreground keeps the owner, marked and held by the foregroundDeletion finalizer, until
+// its blocking dependents are gone; Orphan removes the owner's references from its
+// dependents and leaves them. Ownership stays within a namespace. The collector runs in
+// the server's own goroutine and reacts to each commit; unlike the real one, it collects
+// dependents only of owners it saw deleted, not objects whose owners never existed.
 //
 // Its store is a small MVCC log in the manner of etcd: one revision counter, the current
 // objects and a bounded history of changes from which past snapshots are rebuilt.

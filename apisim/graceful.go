@@ -2,7 +2,6 @@ package apisim
 
 import (
 	"encoding/json"
-	"net/http"
 	"strconv"
 	"time"
 )
@@ -76,36 +75,13 @@ func planPodDeletion(pod map[string]any, requested *int64, now time.Time) podDel
 	return podDeletion{graceful: true, timestamp: now.Add(time.Duration(grace) * time.Second), grace: grace, newGeneration: true}
 }
 
-// deletePodGracefully applies the graceful part of a pod delete (caller holds store.mu)
-// and reports whether it answered the request; when it did not, the delete proceeds as
-// for any object.
-func (s *Server) deletePodGracefully(w http.ResponseWriter, tk, key string, cur *record, requested *int64) bool {
-	plan := planPodDeletion(cur.obj, requested, s.opts.Now().UTC())
-	switch {
-	case plan.pending:
-		writeRaw(w, http.StatusOK, cur.data)
-		return true
-	case !plan.graceful:
-		return false
+// mark writes a graceful deletion into a pod's metadata.
+func (p podDeletion) mark(m map[string]any) {
+	m["deletionTimestamp"] = p.timestamp.UTC().Format(time.RFC3339)
+	m["deletionGracePeriodSeconds"] = json.Number(strconv.FormatInt(p.grace, 10))
+	if g, ok := int64Field(m, "generation"); ok && p.newGeneration {
+		m["generation"] = json.Number(strconv.FormatInt(g+1, 10))
 	}
-	next := copyObject(cur.obj)
-	nm := meta(next)
-	nm["deletionTimestamp"] = plan.timestamp.Format("2006-01-02T15:04:05Z")
-	nm["deletionGracePeriodSeconds"] = json.Number(strconv.FormatInt(plan.grace, 10))
-	if g, ok := int64Field(nm, "generation"); ok && plan.newGeneration {
-		nm["generation"] = json.Number(strconv.FormatInt(g+1, 10))
-	}
-	nm["resourceVersion"] = strconv.FormatInt(s.store.rev+1, 10)
-	rec := encode(next)
-	if plan.grace == 0 && len(finalizers(next)) == 0 {
-		// Shortened to nothing: the deletion is due now.
-		s.store.commit(tk, key, cur, nil)
-		s.store.history[len(s.store.history)-1].tomb = rec
-	} else {
-		s.store.commit(tk, key, cur, rec)
-	}
-	writeRaw(w, http.StatusOK, rec.data)
-	return true
 }
 
 // deletionDue reports whether an object marked for deletion may be removed once its

@@ -174,19 +174,8 @@ func (s *Server) serveWrite(w http.ResponseWriter, r *http.Request, req apiReque
 		s.serveWritten(w, req, cur)
 		return nil
 	}
-	if deletionDue(meta(next)) && len(finalizers(next)) == 0 {
-		// The last finalizer is gone: the pending delete completes now.
-		meta(next)["resourceVersion"] = strconv.FormatInt(s.store.rev+1, 10)
-		rec := encode(next)
-		s.store.commit(tk, key, cur, nil)
-		s.store.history[len(s.store.history)-1].tomb = rec
-		s.serveWritten(w, req, rec)
-		return nil
-	}
-	meta(next)["resourceVersion"] = strconv.FormatInt(s.store.rev+1, 10)
-	rec := encode(next)
-	s.store.commit(tk, key, cur, rec)
-	s.serveWritten(w, req, rec)
+	// Removing the last finalizer of an object marked for deletion completes the delete.
+	s.serveWritten(w, req, s.store.put(tk, key, cur, next))
 	return nil
 }
 
@@ -249,71 +238,6 @@ func withoutMetaStatus(obj map[string]any) map[string]any {
 func finalizers(obj map[string]any) []any {
 	f, _ := meta(obj)["finalizers"].([]any)
 	return f
-}
-
-func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, req apiRequest) error {
-	var opts struct {
-		Preconditions *struct {
-			UID             string `json:"uid"`
-			ResourceVersion string `json:"resourceVersion"`
-		} `json:"preconditions"`
-		GracePeriodSeconds *int64 `json:"gracePeriodSeconds"`
-	}
-	if err := requireJSON(r); err != nil {
-		return err
-	}
-	// Like the apiserver, read the DeleteOptions from the body, or else from the query.
-	if b, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20)); len(strings.TrimSpace(string(b))) > 0 {
-		if err := json.Unmarshal(b, &opts); err != nil {
-			return badRequest("invalid DeleteOptions: %v", err)
-		}
-	} else if g := r.URL.Query().Get("gracePeriodSeconds"); g != "" {
-		n, err := strconv.ParseInt(g, 10, 64)
-		if err != nil {
-			return badRequest("invalid gracePeriodSeconds %q", g)
-		}
-		opts.GracePeriodSeconds = &n
-	}
-	tk := typeKey(req.typ.Group, req.typ.Resource)
-	key := s.key(req)
-	s.store.mu.Lock()
-	defer s.store.mu.Unlock()
-	cur := s.store.objects[tk][key]
-	if cur == nil {
-		return object.NewNotFound(req.typ.Resource, req.name)
-	}
-	cm := meta(cur.obj)
-	if p := opts.Preconditions; p != nil {
-		if p.UID != "" && p.UID != str(cm, "uid") {
-			return object.NewConflict(req.typ.Resource, req.name, fmt.Sprintf("Precondition failed: UID in precondition: %s, UID in object meta: %s", p.UID, str(cm, "uid")))
-		}
-		if p.ResourceVersion != "" && p.ResourceVersion != str(cm, "resourceVersion") {
-			return object.NewConflict(req.typ.Resource, req.name, fmt.Sprintf("Precondition failed: ResourceVersion in precondition: %s, ResourceVersion in object meta: %s", p.ResourceVersion, str(cm, "resourceVersion")))
-		}
-	}
-	if isPods(req.typ) && s.deletePodGracefully(w, tk, key, cur, opts.GracePeriodSeconds) {
-		return nil
-	}
-	next := copyObject(cur.obj)
-	nm := meta(next)
-	nm["resourceVersion"] = strconv.FormatInt(s.store.rev+1, 10)
-	if len(finalizers(cur.obj)) > 0 {
-		// Finalizers hold the object: mark it, and delete it when the last one is removed.
-		if cm["deletionTimestamp"] != nil {
-			writeRaw(w, http.StatusAccepted, cur.data)
-			return nil
-		}
-		nm["deletionTimestamp"] = s.opts.Now().UTC().Format("2006-01-02T15:04:05Z")
-		rec := encode(next)
-		s.store.commit(tk, key, cur, rec)
-		writeRaw(w, http.StatusAccepted, rec.data)
-		return nil
-	}
-	rec := encode(next)
-	s.store.commit(tk, key, cur, nil)
-	s.store.history[len(s.store.history)-1].tomb = rec
-	writeRaw(w, http.StatusOK, rec.data)
-	return nil
 }
 
 func (s *Server) newUID() string {

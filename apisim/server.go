@@ -35,18 +35,20 @@ type Server struct {
 	opts   Options
 	store  *store
 	faults *Faults
+	gc     *collector
 
 	mu    sync.RWMutex
 	types map[string]ResourceType // by typeKey
 
-	ctx    context.Context // cancelled by Close: ends every watch
+	ctx    context.Context // cancelled by Close: ends every watch and the collector
 	cancel context.CancelFunc
 	closed bool           // guarded by mu; no watch starts once set
-	wg     sync.WaitGroup // running watch handlers
+	wg     sync.WaitGroup // running watch handlers and the collector
 	http   *http.Server
 }
 
-// New returns a simulator serving DefaultTypes.
+// New returns a simulator serving DefaultTypes, with its garbage collector running until
+// Close.
 func New(opts Options) *Server {
 	if opts.HistoryWindow == 0 {
 		opts.HistoryWindow = 10000
@@ -58,11 +60,18 @@ func New(opts Options) *Server {
 		opts.Now = time.Now
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{opts: opts, store: newStore(opts.HistoryWindow), faults: &Faults{},
+	st := newStore(opts.HistoryWindow)
+	s := &Server{opts: opts, store: st, faults: &Faults{}, gc: newCollector(st, opts.Now),
 		types: map[string]ResourceType{}, ctx: ctx, cancel: cancel}
+	st.observe = s.gc.observe
 	for _, t := range DefaultTypes() {
 		s.Register(t)
 	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.gc.run(ctx)
+	}()
 	return s
 }
 
@@ -104,7 +113,9 @@ func (s *Server) Start(addr string) (string, error) {
 	return "http://" + l.Addr().String(), nil
 }
 
-// Close ends every watch, stops serving and waits for the handlers to return.
+// Close ends every watch, stops serving and the garbage collector, and waits for the
+// watch handlers and the collector to return. Cascading deletions not yet done stay
+// undone.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	s.closed = true

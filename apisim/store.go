@@ -3,6 +3,7 @@ package apisim
 import (
 	"slices"
 	"sort"
+	"strconv"
 	"sync"
 )
 
@@ -38,6 +39,9 @@ type store struct {
 	history   []change
 	window    int           // history entries kept by automatic compaction
 	notify    chan struct{} // closed and replaced on every write: wakes watchers
+	// observe, when set, sees every change as it is committed, in revision order and
+	// under mu: the garbage collector keeps its ownership graph by it.
+	observe func(change)
 }
 
 func newStore(window int) *store {
@@ -46,20 +50,54 @@ func newStore(window int) *store {
 
 // commit records a write at a new revision (caller holds mu) and wakes watchers.
 func (s *store) commit(resource, key string, prev, next *record) int64 {
+	return s.apply(change{resource: resource, key: key, prev: prev, next: next})
+}
+
+// put stores obj as the new state of key (caller holds mu) and returns its record. An
+// object marked for deletion that waits for nothing more (no finalizer left, no grace
+// period running) is removed instead, as kube-apiserver turns such an update into the
+// delete: watchers see DELETED carrying obj, not a MODIFIED first.
+func (s *store) put(resource, key string, cur *record, obj map[string]any) *record {
+	meta(obj)["resourceVersion"] = strconv.FormatInt(s.rev+1, 10)
+	rec := encode(obj)
+	if cur != nil && deletionDue(meta(obj)) && len(finalizers(obj)) == 0 {
+		s.apply(change{resource: resource, key: key, prev: cur, tomb: rec})
+	} else {
+		s.apply(change{resource: resource, key: key, prev: cur, next: rec})
+	}
+	return rec
+}
+
+// remove deletes key (caller holds mu); last is the object's final state, which the
+// DELETED event carries at the deletion's revision.
+func (s *store) remove(resource, key string, cur *record, last map[string]any) *record {
+	meta(last)["resourceVersion"] = strconv.FormatInt(s.rev+1, 10)
+	rec := encode(last)
+	s.apply(change{resource: resource, key: key, prev: cur, tomb: rec})
+	return rec
+}
+
+// apply commits c at the next revision: the current objects, the history, the observer,
+// then the watchers.
+func (s *store) apply(c change) int64 {
 	s.rev++
-	objs := s.objects[resource]
+	c.rev = s.rev
+	objs := s.objects[c.resource]
 	if objs == nil {
 		objs = map[string]*record{}
-		s.objects[resource] = objs
+		s.objects[c.resource] = objs
 	}
-	if next == nil {
-		delete(objs, key)
+	if c.next == nil {
+		delete(objs, c.key)
 	} else {
-		objs[key] = next
+		objs[c.key] = c.next
 	}
-	s.history = append(s.history, change{rev: s.rev, resource: resource, key: key, prev: prev, next: next})
+	s.history = append(s.history, c)
 	if s.window > 0 && len(s.history) > s.window {
 		s.compactLocked(s.history[len(s.history)-s.window-1].rev)
+	}
+	if s.observe != nil {
+		s.observe(c)
 	}
 	close(s.notify)
 	s.notify = make(chan struct{})
