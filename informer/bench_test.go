@@ -17,6 +17,15 @@ func BenchmarkPipeline(b *testing.B) {
 	}
 }
 
+// BenchmarkPipelineTraced is BenchmarkPipeline (1k objects) with tracing on: one event
+// in 100 followed to the handler, as `kinformer watch --trace` does by default, and
+// every event. Compare with BenchmarkPipeline/objects=1000 in the same run.
+func BenchmarkPipelineTraced(b *testing.B) {
+	for _, every := range []int{100, 1} {
+		b.Run(fmt.Sprintf("every=%d", every), func(b *testing.B) { pipeline.RunInformerTraced(b, 1000, every) })
+	}
+}
+
 // BenchmarkRelistMemory measures a relist's peak live heap against the store's size
 // (see pipeline.RunRelistMemory): after a 410, none, a tenth, or all of 10k pods changed.
 // Run it once per case: go test -run '^$' -bench RelistMemory -benchtime 1x ./informer

@@ -9,6 +9,7 @@ import (
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 	"github.com/kinformer/kinformer/reflector"
+	"github.com/kinformer/kinformer/trace"
 )
 
 // Factory shares one informer per resource, namespace, selectors and object type
@@ -29,6 +30,9 @@ type Factory struct {
 type FactoryOptions struct {
 	Reflector reflector.Options
 	Metrics   *Metrics
+	// Tracer is every informer's Options.Tracer (see package trace); handlers that are to
+	// mark trace.Delivered take it in their HandlerOptions.
+	Tracer trace.Tracer
 }
 
 type runnable interface {
@@ -88,7 +92,7 @@ func For[T object.Object](ctx context.Context, f *Factory, resource string, sel 
 		lw = lw.MetadataOnly()
 		name += "(metadata)"
 	}
-	inf := New[T](lw, Options[T]{Name: name, Reflector: ropts, Metrics: f.opts.Metrics})
+	inf := New[T](lw, Options[T]{Name: name, Reflector: ropts, Metrics: f.opts.Metrics, Tracer: f.opts.Tracer})
 	f.informers[key] = inf
 	f.order = append(f.order, key)
 	if f.ctx != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/kinformer/kinformer/internal/clock"
 	"github.com/kinformer/kinformer/object"
 	"github.com/kinformer/kinformer/reflector"
+	"github.com/kinformer/kinformer/trace"
 )
 
 // Options configure an informer.
@@ -29,6 +30,10 @@ type Options[T object.Object] struct {
 	// Metrics exports the informer (see NewMetrics); nil exports nothing.
 	Metrics *Metrics
 	Clock   clock.Clock
+	// Tracer follows sampled watch events (see package trace) through the reflector,
+	// which it is handed to, and marks trace.Stored once an event is in the cache. A
+	// handler marks trace.Delivered when its HandlerOptions.Tracer is set. nil is off.
+	Tracer trace.Tracer
 }
 
 // StripManagedFields is the default transform: it drops metadata.managedFields.
@@ -50,6 +55,9 @@ type HandlerOptions struct {
 	// ResyncPeriod, when set, re-delivers every cached object to this handler as an
 	// update (old == new) that often, without contacting the server.
 	ResyncPeriod time.Duration
+	// Tracer marks trace.Delivered as each notification leaves the buffer, just before
+	// the handler is called (usually the informer's Options.Tracer). nil is off.
+	Tracer trace.Tracer
 }
 
 // Informer is a shared informer: one reflector, one queue and one cache per resource,
@@ -62,6 +70,7 @@ type Informer[T object.Object] struct {
 	transform func(T) T
 	clock     clock.Clock
 	metrics   *informerMetrics
+	tracer    trace.Tracer
 
 	// mu serialises the processing of one item with handler registration, so a late
 	// handler's replay and the events after it line up exactly.
@@ -88,8 +97,11 @@ func New[T object.Object](lw reflector.ListerWatcher[T], opts Options[T]) *Infor
 	if opts.Reflector.Clock == nil {
 		opts.Reflector.Clock = opts.Clock
 	}
+	if opts.Tracer != nil {
+		opts.Reflector.Tracer = opts.Tracer
+	}
 	inf := &Informer[T]{name: opts.Name, fifo: deltafifo.New[T](), cache: indexer.New[T](),
-		transform: opts.Transform, clock: opts.Clock, synced: make(chan struct{}),
+		transform: opts.Transform, clock: opts.Clock, tracer: opts.Tracer, synced: make(chan struct{}),
 		resyncKick: make(chan struct{}, 1)}
 	if opts.Metrics != nil {
 		inf.metrics = opts.Metrics.forInformer(opts.Name, inf)
@@ -156,7 +168,7 @@ func (inf *Informer[T]) AddEventHandler(h Handler[T], opts HandlerOptions) (*Reg
 	if inf.stopping {
 		return nil, errors.New("informer: AddEventHandler after shutdown")
 	}
-	l := newListener(h, opts.Name, opts.BufferSize, opts.ResyncPeriod)
+	l := newListener(h, opts)
 	if opts.ResyncPeriod > 0 {
 		l.nextResync = inf.clock.Now().Add(opts.ResyncPeriod)
 		select {
@@ -246,6 +258,7 @@ func (inf *Informer[T]) process(it *deltafifo.Item[T]) error {
 		if err := inf.cache.Update(obj); err != nil {
 			return err
 		}
+		inf.traceStored(obj)
 		notes, n := changeNotes(old, existed, obj, false, now)
 		for _, note := range notes[:n] {
 			inf.notify(note)
@@ -256,9 +269,18 @@ func (inf *Informer[T]) process(it *deltafifo.Item[T]) error {
 			return nil // never seen (e.g. created and deleted during a relist): nothing to undo
 		}
 		inf.cache.DeleteKey(d.Key)
+		inf.traceStored(obj)
 		inf.notify(note[T]{kind: noteDelete, obj: obj, fsu: d.FinalStateUnknown, at: now})
 	}
 	return nil
+}
+
+// traceStored marks trace.Stored: the event is in the cache. The handlers are told after
+// it, so no Delivered mark can come first.
+func (inf *Informer[T]) traceStored(obj T) {
+	if inf.tracer != nil {
+		inf.tracer.Mark(trace.Stored, obj)
+	}
 }
 
 // processReplace applies a relist atomically: the cache switches to the listed state in

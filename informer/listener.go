@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/kinformer/kinformer/object"
+	"github.com/kinformer/kinformer/trace"
 )
 
 type noteKind uint8
@@ -57,6 +58,7 @@ type listener[T object.Object] struct {
 	name     string
 	capacity int
 	resync   time.Duration
+	tracer   trace.Tracer
 
 	mu        sync.Mutex
 	cond      *sync.Cond
@@ -79,8 +81,8 @@ type listener[T object.Object] struct {
 	coalescedN uint64
 }
 
-func newListener[T object.Object](h Handler[T], name string, capacity int, resync time.Duration) *listener[T] {
-	l := &listener[T]{h: h, name: name, capacity: capacity, resync: resync,
+func newListener[T object.Object](h Handler[T], opts HandlerOptions) *listener[T] {
+	l := &listener[T]{h: h, name: opts.Name, capacity: opts.BufferSize, resync: opts.ResyncPeriod, tracer: opts.Tracer,
 		overflow: map[string]*coalesced[T]{}, synced: make(chan struct{})}
 	l.cond = sync.NewCond(&l.mu)
 	return l
@@ -234,6 +236,9 @@ func (l *listener[T]) run() {
 		n, ok := l.next()
 		if !ok {
 			return
+		}
+		if l.tracer != nil {
+			l.tracer.Mark(trace.Delivered, n.obj) // out of the buffer, into the handler
 		}
 		switch n.kind {
 		case noteAdd:

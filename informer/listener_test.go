@@ -56,7 +56,7 @@ func TestOverflowCoalescing(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			l := newListener[*object.Pod](nil, "h", 1, 0)
+			l := newListener[*object.Pod](nil, HandlerOptions{Name: "h", BufferSize: 1})
 			l.add(add(pod("filler", "f", "0"), true)) // takes the only slot
 			for _, n := range tt.notes {
 				l.add(n)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 )
 
 // DefaultMaxFrameSize bounds one watch event. The apiserver limits an object to about
@@ -58,7 +59,10 @@ func newFrameReader(r io.Reader, max int) *frameReader {
 
 // next returns the next frame and the byte offset in the stream where it starts. The
 // slice is valid until the following call. At a clean end between frames it returns io.EOF.
-func (f *frameReader) next() ([]byte, int64, error) {
+// With stamp set it also returns when the frame's first byte was there (trace.Started):
+// now if an earlier read brought it, else when the read that brought it returned, so
+// the wait on an idle stream is nobody's.
+func (f *frameReader) next(stamp bool) (frame []byte, at int64, started time.Time, err error) {
 	// Skip white space between frames.
 	for {
 		for f.start < f.end && isJSONSpace(f.buf[f.start]) {
@@ -69,12 +73,15 @@ func (f *frameReader) next() ([]byte, int64, error) {
 			break
 		}
 		if err := f.fill(); err != nil {
-			return nil, f.offset, err
+			return nil, f.offset, started, err
 		}
 	}
-	at := f.offset
+	if stamp {
+		started = time.Now()
+	}
+	at = f.offset
 	if f.buf[f.start] != '{' {
-		return nil, at, f.malformed("expected '{' to open an event", nil, f.end)
+		return nil, at, started, f.malformed("expected '{' to open an event", nil, f.end)
 	}
 	var (
 		i        = f.start // scan position
@@ -101,25 +108,25 @@ func (f *frameReader) next() ([]byte, int64, error) {
 				depth--
 				if depth == 0 {
 					if i+1-f.start > f.max {
-						return nil, at, f.malformed("too large", ErrFrameTooLarge, f.start+256)
+						return nil, at, started, f.malformed("too large", ErrFrameTooLarge, f.start+256)
 					}
-					frame := f.buf[f.start : i+1]
+					frame = f.buf[f.start : i+1]
 					f.offset += int64(len(frame))
 					f.start = i + 1
-					return frame, at, nil
+					return frame, at, started, nil
 				}
 			}
 		}
 		if i-f.start >= f.max {
-			return nil, at, f.malformed("too large", ErrFrameTooLarge, f.start+256)
+			return nil, at, started, f.malformed("too large", ErrFrameTooLarge, f.start+256)
 		}
 		// Need more input: move the partial frame to the front, grow if full, read.
 		shift := f.start
 		if err := f.fill(); err != nil {
 			if err == io.EOF {
-				return nil, at, f.malformed("stream ended inside a frame", io.ErrUnexpectedEOF, f.end)
+				return nil, at, started, f.malformed("stream ended inside a frame", io.ErrUnexpectedEOF, f.end)
 			}
-			return nil, at, err
+			return nil, at, started, err
 		}
 		i -= shift - f.start
 	}

@@ -4,6 +4,8 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+
+	"github.com/kinformer/kinformer/trace"
 )
 
 // ListOptions are the query parameters of a list.
@@ -63,6 +65,10 @@ type WatchOptions struct {
 	WebSocket bool
 	// MaxFrameSize bounds one event (0: DefaultMaxFrameSize).
 	MaxFrameSize int
+	// Tracer, when set, is asked before each frame whether to follow it, and is handed
+	// each followed event once decoded, with its first three marks (see package trace).
+	// A streaming list's initial events are not followed. nil costs one check per frame.
+	Tracer trace.Tracer
 }
 
 func (o WatchOptions) query() url.Values {

@@ -208,7 +208,7 @@ func (r *Resource[T]) Watch(ctx context.Context, opts WatchOptions) (*Watch[T], 
 	if err != nil {
 		return nil, err
 	}
-	return newWatch[T](ctx, src, opts.IdleTimeout), nil
+	return newWatch[T](ctx, src, opts), nil
 }
 
 // openStream starts a chunked HTTP watch. Watches skip the rate limiter: they are long

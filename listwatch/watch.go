@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kinformer/kinformer/object"
+	"github.com/kinformer/kinformer/trace"
 )
 
 // EventType is the type of a watch event.
@@ -48,9 +49,10 @@ var ErrIdleTimeout = errors.New("watch stream: idle timeout, no event received")
 
 // frameSource yields raw event frames, each with the byte offset in the stream where it
 // starts (so a frame that fails to decode can be found in a capture): a chunked HTTP body
-// or websocket messages.
+// or websocket messages. With stamp set, next also says when the frame's first byte was
+// there, for tracing (trace.Started).
 type frameSource interface {
-	next() ([]byte, int64, error)
+	next(stamp bool) (frame []byte, at int64, started time.Time, err error)
 	close() error
 }
 
@@ -65,11 +67,19 @@ type Watch[T any] struct {
 	timedOut  atomic.Bool
 	closeOnce sync.Once
 	err       error
+
+	tracer trace.Tracer // nil: tracing off
+	// sampling: the next frame is followed. It stays set across a bookmark, which has
+	// nothing to follow, so the turn passes to the next object event.
+	sampling bool
+	// initialEvents: a streaming list's initial events are still to come. They are the
+	// list, which the reflector hands over whole, not events: none is followed.
+	initialEvents bool
 }
 
-func newWatch[T any](ctx context.Context, src frameSource, idle time.Duration) *Watch[T] {
-	w := &Watch[T]{ctx: ctx, src: src, idle: idle}
-	if idle > 0 {
+func newWatch[T any](ctx context.Context, src frameSource, opts WatchOptions) *Watch[T] {
+	w := &Watch[T]{ctx: ctx, src: src, idle: opts.IdleTimeout, tracer: opts.Tracer, initialEvents: opts.SendInitialEvents}
+	if idle := opts.IdleTimeout; idle > 0 {
 		w.timer = time.AfterFunc(idle, func() {
 			w.timedOut.Store(true)
 			_ = w.src.close() // unblocks the pending read
@@ -96,7 +106,10 @@ func (w *Watch[T]) Next() (Event[T], error) {
 }
 
 func (w *Watch[T]) next() (Event[T], error) {
-	frame, at, err := w.src.next()
+	if w.tracer != nil && !w.initialEvents && !w.sampling {
+		w.sampling = w.tracer.Sample()
+	}
+	frame, at, started, err := w.src.next(w.sampling)
 	switch {
 	case w.timedOut.Load():
 		return Event[T]{}, ErrIdleTimeout
@@ -105,6 +118,10 @@ func (w *Watch[T]) next() (Event[T], error) {
 	case err != nil:
 		return Event[T]{}, err
 	}
+	var read time.Time
+	if w.sampling {
+		read = time.Now() // trace.Read: the frame's last byte is in
+	}
 	if w.timer != nil {
 		w.timer.Reset(w.idle)
 	}
@@ -112,7 +129,31 @@ func (w *Watch[T]) next() (Event[T], error) {
 	if fe, ok := err.(*FrameError); ok {
 		fe.Offset = at
 	}
+	if w.tracer != nil && err == nil {
+		w.traced(ev, started, read)
+	}
 	return ev, err
+}
+
+// traced hands a sampled object event to the tracer, once decoded (trace.Decoded), and
+// notes the end of a streaming list's initial events, after which events are sampled.
+func (w *Watch[T]) traced(ev Event[T], started, read time.Time) {
+	switch ev.Type {
+	case Added, Modified, Deleted:
+		if !w.sampling {
+			return
+		}
+		decoded := time.Now()
+		if obj, ok := any(ev.Object).(object.Object); ok {
+			w.tracer.Begin(string(ev.Type), obj, started, read, decoded)
+		}
+		w.sampling = false
+	case Bookmark:
+		if w.initialEvents {
+			obj, ok := any(ev.Object).(object.Object)
+			w.initialEvents = !ok || obj.Meta().Annotations[InitialEventsEndAnnotation] != "true"
+		}
+	}
 }
 
 // Close stops the stream and releases its connection.
@@ -172,7 +213,7 @@ type bodySource struct {
 	cancel context.CancelFunc
 }
 
-func (s *bodySource) next() ([]byte, int64, error) { return s.frames.next() }
+func (s *bodySource) next(stamp bool) ([]byte, int64, time.Time, error) { return s.frames.next(stamp) }
 
 func (s *bodySource) close() error {
 	s.cancel()
@@ -184,5 +225,5 @@ func (s *bodySource) close() error {
 func NewWatchFromReader[T any](ctx context.Context, r io.ReadCloser, opts WatchOptions) *Watch[T] {
 	ctx, cancel := context.WithCancel(ctx)
 	src := &bodySource{body: r, frames: newFrameReader(r, opts.MaxFrameSize), cancel: cancel}
-	return newWatch[T](ctx, src, opts.IdleTimeout)
+	return newWatch[T](ctx, src, opts)
 }

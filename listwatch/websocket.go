@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/gorilla/websocket"
 )
@@ -20,14 +21,24 @@ type wsSource struct {
 	offset    int64 // bytes of message payload read so far
 }
 
-func (s *wsSource) next() ([]byte, int64, error) {
+// next reads one message as ReadMessage does, in its two steps: NextReader returns once
+// the message's header is in, which is when its first bytes are (trace.Started).
+func (s *wsSource) next(stamp bool) ([]byte, int64, time.Time, error) {
 	for {
-		kind, msg, err := s.conn.ReadMessage()
+		kind, r, err := s.conn.NextReader()
+		var started time.Time
+		if stamp {
+			started = time.Now()
+		}
+		var msg []byte
+		if err == nil {
+			msg, err = io.ReadAll(r)
+		}
 		if err != nil {
 			if websocket.IsCloseError(err, websocket.CloseNormalClosure) {
-				return nil, s.offset, io.EOF
+				return nil, s.offset, started, io.EOF
 			}
-			return nil, s.offset, err
+			return nil, s.offset, started, err
 		}
 		at := s.offset
 		s.offset += int64(len(msg))
@@ -37,7 +48,7 @@ func (s *wsSource) next() ([]byte, int64, error) {
 		if len(strings.TrimSpace(string(msg))) == 0 {
 			continue
 		}
-		return msg, at, nil
+		return msg, at, started, nil
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/kinformer/kinformer/internal/clock"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
+	"github.com/kinformer/kinformer/trace"
 )
 
 // ListerWatcher is the source of a reflector; *listwatch.Resource satisfies it.
@@ -73,6 +74,9 @@ type Options struct {
 	WebSocket bool
 	Metrics   Metrics
 	Clock     clock.Clock
+	// Tracer follows sampled watch events (see package trace): the reflector hands it to
+	// its watches and marks trace.Queued as it hands an event to the store. nil is off.
+	Tracer trace.Tracer
 }
 
 // State is where the reflector's loop is.
@@ -314,7 +318,7 @@ func (r *Reflector[T]) watchOptions() listwatch.WatchOptions {
 	return listwatch.WatchOptions{
 		LabelSelector: r.opts.LabelSelector, FieldSelector: r.opts.FieldSelector,
 		AllowBookmarks: true, TimeoutSeconds: int64(timeout.Seconds()),
-		IdleTimeout: timeout + r.opts.IdleMargin, WebSocket: r.opts.WebSocket,
+		IdleTimeout: timeout + r.opts.IdleMargin, WebSocket: r.opts.WebSocket, Tracer: r.opts.Tracer,
 	}
 }
 
@@ -357,6 +361,11 @@ func (r *Reflector[T]) watch(ctx context.Context, w *listwatch.Watch[T]) error {
 }
 
 func (r *Reflector[T]) apply(ev listwatch.Event[T]) {
+	if r.opts.Tracer != nil && ev.Type != listwatch.Bookmark {
+		// Before the store call, not after: once queued, the event may be popped and
+		// marked by the informer before this goroutine runs again.
+		r.opts.Tracer.Mark(trace.Queued, ev.Object)
+	}
 	switch ev.Type {
 	case listwatch.Added:
 		r.store.Add(ev.Object)

@@ -15,6 +15,7 @@ import (
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 	"github.com/kinformer/kinformer/reflector"
+	"github.com/kinformer/kinformer/trace"
 )
 
 // PodJSON is a pod as a kubelet-managed cluster serves it (about 1.6 KB): labels,
@@ -81,17 +82,26 @@ func (s *Source) Watch(ctx context.Context, opts listwatch.WatchOptions) (*listw
 // RunInformer is the kinformer side of the pipeline benchmark: an informer over a Source
 // of `objects` pods syncs, then the timer covers b.N MODIFIED events from the recorded
 // stream to the handler.
-func RunInformer(b *testing.B, objects int) {
+func RunInformer(b *testing.B, objects int) { runInformer(b, objects, nil) }
+
+// RunInformerTraced is RunInformer with tracing on, one event in every followed up to
+// the handler (see package trace): what tracing costs the events it follows and the
+// ones it does not.
+func RunInformerTraced(b *testing.B, objects, every int) {
+	runInformer(b, objects, trace.NewCollector(trace.Options{Every: every, Last: trace.Delivered}))
+}
+
+func runInformer(b *testing.B, objects int, tracer trace.Tracer) {
 	src := NewSource(objects, b.N)
 	b.SetBytes(int64(src.StreamBytes() / b.N))
-	inf := informer.New[*object.Pod](src, informer.Options[*object.Pod]{Reflector: reflector.Options{WatchTimeoutMin: time.Hour}})
+	inf := informer.New[*object.Pod](src, informer.Options[*object.Pod]{Reflector: reflector.Options{WatchTimeoutMin: time.Hour}, Tracer: tracer})
 	var updates atomic.Int64
 	done := make(chan struct{})
 	_, _ = inf.AddEventHandler(informer.HandlerFuncs[*object.Pod]{UpdateFunc: func(_, _ *object.Pod) {
 		if updates.Add(1) == int64(b.N) {
 			close(done)
 		}
-	}}, informer.HandlerOptions{BufferSize: 1 << 20})
+	}}, informer.HandlerOptions{BufferSize: 1 << 20, Tracer: tracer})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go inf.Run(ctx)

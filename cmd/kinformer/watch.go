@@ -26,6 +26,7 @@ type target struct {
 	context       string
 	websocket     bool
 	streaming     bool
+	trace         *tracing // watch --trace; nil for the other commands
 }
 
 func (t *target) flags(fs *flag.FlagSet) {
@@ -45,6 +46,7 @@ type session struct {
 	inf     *informer.Informer[*object.Raw]
 	res     *listwatch.Resource[*object.Raw]
 	host    string
+	trace   *tracing // nil: no tracing
 }
 
 // start runs the informer and waits for its sync, saying on progress what it waits for
@@ -96,14 +98,20 @@ func (t *target) open(ctx context.Context, fs *flag.FlagSet, args []string, usag
 			ns = "default"
 		}
 	}
-	f := informer.NewFactory(c, informer.FactoryOptions{Reflector: reflector.Options{WebSocket: t.websocket, StreamingList: t.streaming}})
+	fopts := informer.FactoryOptions{Reflector: reflector.Options{WebSocket: t.websocket, StreamingList: t.streaming}}
+	if t.trace != nil {
+		if fopts.Tracer, err = t.trace.tracer(); err != nil {
+			return nil, err
+		}
+	}
+	f := informer.NewFactory(c, fopts)
 	inf, err := informer.For[*object.Raw](ctx, f, pos[0], informer.Selectors{Namespace: ns, LabelSelector: t.selector, FieldSelector: t.fieldSelector})
 	if err != nil {
 		c.CloseIdleConnections()
 		return nil, explain(err, cfg.Host)
 	}
 	info, _ := c.Discover(ctx, pos[0]) // cached by the call above
-	return &session{factory: f, inf: inf, res: listwatch.For[*object.Raw](c, info, ns), host: cfg.Host}, nil
+	return &session{factory: f, inf: inf, res: listwatch.For[*object.Raw](c, info, ns), host: cfg.Host, trace: t.trace}, nil
 }
 
 func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -111,7 +119,9 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.SetOutput(stderr)
 	var t target
 	t.flags(fs)
-	s, err := t.open(ctx, fs, args, "usage: kinformer watch RESOURCE [-n NS | -A] [-l SELECTOR] [--kubeconfig FILE]")
+	t.trace = &tracing{}
+	t.trace.flags(fs)
+	s, err := t.open(ctx, fs, args, "usage: kinformer watch RESOURCE [-n NS | -A] [-l SELECTOR] [--kubeconfig FILE] [--trace [--trace-every N]]")
 	if err != nil {
 		return err
 	}
@@ -119,23 +129,37 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 // watch prints every notification of the informer until ctx ends, or returns the reason
-// the informer cannot sync (403, unreachable server, ...) if it fails to start.
+// the informer cannot sync (403, unreachable server, ...) if it fails to start. With
+// tracing on, the handler also hands each key to the trace's worker after printing.
 func (s *session) watch(ctx context.Context, out, progress io.Writer) error {
-	var mu sync.Mutex // handler output and the final error share out
+	var mu sync.Mutex // handler output, trace lines and the final error share out
 	printf := func(format string, args ...any) {
 		mu.Lock()
 		fmt.Fprintf(out, format, args...)
 		mu.Unlock()
 	}
+	enqueue := func(*object.Raw) {}
+	hopts := informer.HandlerOptions{Name: "print"}
+	if s.trace.enabled() {
+		var stopTrace func()
+		enqueue, stopTrace = s.trace.start(ctx, printf, progress)
+		defer stopTrace() // deferred first, so it runs after the informer has stopped
+		hopts.Tracer = s.trace.collector
+	}
 	_, _ = s.inf.AddEventHandler(informer.HandlerFuncs[*object.Raw]{
 		AddFunc: func(o *object.Raw, initial bool) {
 			printf("%-7s %s rv=%s initial=%v\n", "ADD", object.Key(o), o.ResourceVersion, initial)
+			enqueue(o)
 		},
-		UpdateFunc: func(_, o *object.Raw) { printf("%-7s %s rv=%s\n", "UPDATE", object.Key(o), o.ResourceVersion) },
+		UpdateFunc: func(_, o *object.Raw) {
+			printf("%-7s %s rv=%s\n", "UPDATE", object.Key(o), o.ResourceVersion)
+			enqueue(o)
+		},
 		DeleteFunc: func(o *object.Raw, fsu bool) {
 			printf("%-7s %s rv=%s final-state-unknown=%v\n", "DELETE", object.Key(o), o.ResourceVersion, fsu)
+			enqueue(o)
 		},
-	}, informer.HandlerOptions{Name: "print"})
+	}, hopts)
 	stop, err := s.start(ctx, progress)
 	defer stop()
 	if err != nil {
