@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -24,6 +25,8 @@ type Loop struct {
 	Metrics *Metrics
 	// OnDrop is told of a key dropped after MaxRetries, with its last error (may be nil).
 	OnDrop func(key string, err error)
+	// Logger reports each failed sync; nil is silent.
+	Logger *slog.Logger
 }
 
 // Run starts workers goroutines and blocks until ctx ends and every worker has finished
@@ -60,6 +63,9 @@ func (l *Loop) processNext(ctx, syncCtx context.Context) bool {
 	case err == nil:
 		l.Queue.Forget(key)
 	case l.Queue.NumRequeues(key) < l.maxRetries():
+		if l.Logger != nil {
+			l.Logger.Warn("sync failed, will retry", "key", key, "retries", l.Queue.NumRequeues(key), "err", err)
+		}
 		l.Queue.AddRateLimited(key)
 	default:
 		l.Queue.Forget(key)

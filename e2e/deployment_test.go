@@ -380,3 +380,30 @@ func containerImage(t *testing.T, tmpl object.PodTemplateSpec) string {
 	}
 	return spec.Containers[0].Image
 }
+
+// `kinformer demo --kubeconfig` tells the same story against the real apiserver, in a
+// namespace it creates and deletes (this cluster has no kube-controller-manager and no
+// nodes, so the demo runs its own controllers and fake kubelet there).
+func TestDemoAgainstRealAPIServer(t *testing.T) {
+	out, err := exec.Command(shared.bin, "demo", "--kubeconfig", shared.cluster.Kubeconfig, "--ready-after", "200ms", "--timeout", "90s").CombinedOutput()
+	if err != nil {
+		t.Fatalf("demo: %v\n%s", err, out)
+	}
+	for _, want := range []string{"✓ 8/8 delete Deployment web (no garbage collector here)", "kinformer demo: done"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("demo output lacks %q:\n%s", want, out)
+		}
+	}
+	ns := ""
+	for _, l := range strings.Split(string(out), "\n") {
+		if _, after, ok := strings.Cut(l, ", namespace "); ok {
+			ns = after
+		}
+	}
+	if ns == "" {
+		t.Fatalf("no namespace named in:\n%s", out)
+	}
+	if got, _ := kubectlErr(t, "get", "namespace", ns, "-o", "jsonpath={.status.phase}"); !strings.Contains(got, "Terminating") && !strings.Contains(got, "NotFound") {
+		t.Errorf("the demo's namespace %s was not deleted: %s", ns, got)
+	}
+}

@@ -20,6 +20,8 @@ type Options struct {
 	Client *listwatch.Client
 	// NodeName is the node pods are bound to and run on [fake-node].
 	NodeName string
+	// Namespace limits the kubelet to the pods of one namespace ("": all).
+	Namespace string
 	// ReadyAfter is how long a pod takes from being bound to running [1s]; a negative
 	// value starts pods at once.
 	ReadyAfter time.Duration
@@ -91,7 +93,7 @@ func (k *Kubelet) Run(ctx context.Context) error {
 	defer cancel()
 	factory := informer.NewFactory(k.opts.Client, informer.FactoryOptions{})
 	defer factory.Shutdown()
-	inf, err := informer.For[*object.Pod](ctx, factory, "pods", informer.Selectors{})
+	inf, err := informer.For[*object.Pod](ctx, factory, "pods", informer.Selectors{Namespace: k.opts.Namespace})
 	if err != nil {
 		return fmt.Errorf("fakekubelet: %w", err)
 	}

@@ -20,7 +20,9 @@ Usage:
   kinformer sim --addr HOST:PORT --kubeconfig-out FILE
                                              serve the simulated apiserver until interrupted
   kinformer watch RESOURCE [-n NS | -A] [-l SELECTOR] [--kubeconfig FILE] [--context NAME] [--websocket] [--streaming-list]
-                                             run an informer and print its handler events
+                 [--trace [--trace-every 100]]
+                                             run an informer and print its handler events (and,
+                                             with --trace, the time sampled events spent in each stage)
   kinformer cache dump RESOURCE [...]        sync an informer, print its cache as sorted JSON lines
   kinformer cache verify RESOURCE [...]      compare the synced cache with a fresh list (exit 1 on any difference)
   kinformer controller-manager --kubeconfig FILE [--controllers replicaset] [--workers 5] [--leader-elect] [...]

@@ -29,6 +29,8 @@ type Options struct {
 	Metrics *controllers.Metrics
 	// Logger reports sync errors and dropped keys; nil is silent.
 	Logger *slog.Logger
+	// Namespace limits the controller to one namespace ("": all).
+	Namespace string
 	// Now is the clock for conditions and progress deadlines (nil: time.Now).
 	Now func() time.Time
 }
@@ -61,15 +63,15 @@ func New(ctx context.Context, f *informer.Factory, c *listwatch.Client, opts Opt
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	dInf, err := informer.For[*object.Deployment](ctx, f, "deployments.apps", informer.Selectors{})
+	dInf, err := informer.For[*object.Deployment](ctx, f, "deployments.apps", informer.Selectors{Namespace: opts.Namespace})
 	if err != nil {
 		return nil, err
 	}
-	rsInf, err := informer.For[*object.ReplicaSet](ctx, f, "replicasets.apps", informer.Selectors{})
+	rsInf, err := informer.For[*object.ReplicaSet](ctx, f, "replicasets.apps", informer.Selectors{Namespace: opts.Namespace})
 	if err != nil {
 		return nil, err
 	}
-	podInf, err := informer.For[*object.Pod](ctx, f, "pods", informer.Selectors{})
+	podInf, err := informer.For[*object.Pod](ctx, f, "pods", informer.Selectors{Namespace: opts.Namespace})
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +87,7 @@ func New(ctx context.Context, f *informer.Factory, c *listwatch.Client, opts Opt
 	if dc.rsInfo, err = c.Discover(ctx, "replicasets.apps"); err != nil {
 		return nil, err
 	}
-	dc.loop = controllers.Loop{Name: Name, Queue: dc.queue, Sync: dc.sync, Metrics: opts.Metrics,
+	dc.loop = controllers.Loop{Name: Name, Queue: dc.queue, Sync: dc.sync, Metrics: opts.Metrics, Logger: dc.log,
 		OnDrop: func(key string, err error) {
 			dc.log.Error("dropping deployment out of the queue after repeated failures", "key", key, "err", err)
 		}}

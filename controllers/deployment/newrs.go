@@ -90,11 +90,14 @@ func (r *rollout) syncNewRS(existing *object.ReplicaSet, olds []*object.ReplicaS
 		// different template with the same hash: then the collision count changes the
 		// name of the next attempt.
 		cur, ok := r.dc.rsLister.Get(object.KeyFor(d.Namespace, rs.Name))
-		if ok {
-			if ref := object.ControllerRef(&cur.ObjectMeta); ref != nil && ref.UID == d.UID && sameTemplate(&cur.Spec.Template, &d.Spec.Template) {
-				created, err, found = cur, nil, true
-				break
-			}
+		if !ok {
+			// Most likely this controller's own create of an earlier sync, which the
+			// cache has not shown yet: look again once it has.
+			return nil, fmt.Errorf("replica set %s exists but is not in the cache yet: %w", rs.Name, err)
+		}
+		if ref := object.ControllerRef(&cur.ObjectMeta); ref != nil && ref.UID == d.UID && sameTemplate(&cur.Spec.Template, &d.Spec.Template) {
+			created, err, found = cur, nil, true
+			break
 		}
 		cc := int32(0)
 		if d.Status.CollisionCount != nil {

@@ -40,6 +40,9 @@ type Options struct {
 	Controllers []string
 	// Workers per controller [5].
 	Workers int
+	// Namespace limits every controller to one namespace ("": all, as a cluster's
+	// controller manager runs).
+	Namespace string
 	// MetricsAddr serves /metrics, /healthz and /readyz ["": no HTTP server]. Use a
 	// loopback address unless the endpoints must be reachable from elsewhere.
 	MetricsAddr string
@@ -71,18 +74,18 @@ type shared struct {
 	queueMetrics *workqueue.Metrics
 	metrics      *controllers.Metrics
 	logger       *slog.Logger
-	host         string
+	namespace    string
 }
 
 // constructors build the known controllers, by name, with their event recorder.
 var constructors = map[string]func(ctx context.Context, s shared, rec *events.Recorder) (controller, error){
 	deployment.Name: func(ctx context.Context, s shared, rec *events.Recorder) (controller, error) {
 		return deployment.New(ctx, s.factory, s.client, deployment.Options{Recorder: rec,
-			QueueMetrics: s.queueMetrics, Metrics: s.metrics, Logger: s.logger})
+			QueueMetrics: s.queueMetrics, Metrics: s.metrics, Logger: s.logger, Namespace: s.namespace})
 	},
 	replicaset.Name: func(ctx context.Context, s shared, rec *events.Recorder) (controller, error) {
 		return replicaset.New(ctx, s.factory, s.client, replicaset.Options{Recorder: rec,
-			QueueMetrics: s.queueMetrics, Metrics: s.metrics, Logger: s.logger})
+			QueueMetrics: s.queueMetrics, Metrics: s.metrics, Logger: s.logger, Namespace: s.namespace})
 	},
 }
 
@@ -138,7 +141,7 @@ func New(ctx context.Context, opts Options) (*Manager, error) {
 	}
 	m.factory = informer.NewFactory(opts.Client, informer.FactoryOptions{Metrics: infMetrics})
 	host, _ := os.Hostname()
-	s := shared{factory: m.factory, client: opts.Client, queueMetrics: queueMetrics, metrics: syncMetrics, logger: opts.Logger, host: host}
+	s := shared{factory: m.factory, client: opts.Client, queueMetrics: queueMetrics, metrics: syncMetrics, logger: opts.Logger, namespace: opts.Namespace}
 	for _, name := range opts.Controllers {
 		build, ok := constructors[name]
 		if !ok {
@@ -191,6 +194,13 @@ func defaultIdentity() string {
 	_, _ = rand.Read(b[:])
 	return host + "_" + hex.EncodeToString(b[:])
 }
+
+// Factory is the informer factory the controllers share: more informers from it (a
+// live view's) cost no extra list or watch.
+func (m *Manager) Factory() *informer.Factory { return m.factory }
+
+// Gatherer reads the manager's metrics, as /metrics serves them.
+func (m *Manager) Gatherer() prometheus.Gatherer { return m.registry }
 
 // Addr is the address the HTTP endpoints listen on ("" without them).
 func (m *Manager) Addr() string {

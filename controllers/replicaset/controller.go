@@ -36,6 +36,8 @@ type Options struct {
 	Metrics *controllers.Metrics
 	// Logger reports sync errors and dropped keys; nil is silent.
 	Logger *slog.Logger
+	// Namespace limits the controller to one namespace ("": all).
+	Namespace string
 	// Now is the clock for availability and expectations (nil: time.Now).
 	Now func() time.Time
 }
@@ -66,11 +68,11 @@ func New(ctx context.Context, f *informer.Factory, c *listwatch.Client, opts Opt
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	rsInf, err := informer.For[*object.ReplicaSet](ctx, f, "replicasets.apps", informer.Selectors{})
+	rsInf, err := informer.For[*object.ReplicaSet](ctx, f, "replicasets.apps", informer.Selectors{Namespace: opts.Namespace})
 	if err != nil {
 		return nil, err
 	}
-	podInf, err := informer.For[*object.Pod](ctx, f, "pods", informer.Selectors{})
+	podInf, err := informer.For[*object.Pod](ctx, f, "pods", informer.Selectors{Namespace: opts.Namespace})
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +92,7 @@ func New(ctx context.Context, f *informer.Factory, c *listwatch.Client, opts Opt
 	if rc.rss, err = c.Discover(ctx, "replicasets.apps"); err != nil {
 		return nil, err
 	}
-	rc.loop = controllers.Loop{Name: Name, Queue: rc.queue, Sync: rc.sync, Metrics: opts.Metrics,
+	rc.loop = controllers.Loop{Name: Name, Queue: rc.queue, Sync: rc.sync, Metrics: opts.Metrics, Logger: rc.log,
 		OnDrop: func(key string, err error) {
 			rc.log.Error("dropping replicaset out of the queue after repeated failures", "key", key, "err", err)
 		}}
