@@ -324,3 +324,62 @@ func normalize(actions []string) []string {
 	}
 	return out
 }
+
+// A Deployment being deleted gets its status synced and nothing else: no new
+// ReplicaSet for a changed template, no scaling.
+func TestDeletingDeploymentOnlySyncsStatus(t *testing.T) {
+	f := fixture{replicas: 5, rss: []rsState{{name: "web-old", template: "old", replicas: 3, available: 3, statusRep: 3, revision: 1}}}
+	d, rss, pods := f.build()
+	now := object.Time{Time: stepNow}
+	d.DeletionTimestamp = &now
+	w := &recorder{rss: map[string]*object.ReplicaSet{"web-old": rss[0]}}
+	q := workqueue.New(workqueue.Options[string]{Name: "test"})
+	defer q.ShutDown()
+	dc := &Controller{now: func() time.Time { return stepNow }, queue: q, w: w,
+		log: slog.New(slog.NewTextHandler(io.Discard, nil)), podsIn: func(string) []*object.Pod { return pods }}
+	if err := (&rollout{dc: dc, ctx: context.Background(), d: d, rss: rss}).run(); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.actions) != 0 {
+		t.Errorf("a deployment being deleted was acted on: %v", w.actions)
+	}
+	if len(w.status) != 1 || w.status[0].Replicas != 3 || w.status[0].ObservedGeneration != 1 {
+		t.Errorf("status writes %+v, want one with the ReplicaSets' 3 replicas", w.status)
+	}
+}
+
+// Time spent paused must not count against progressDeadlineSeconds: resuming sets
+// Progressing to DeploymentResumed with a fresh update time, and the rollout that follows
+// is measured from there, not from before the pause.
+func TestResumeRestartsTheProgressClock(t *testing.T) {
+	// Mid-rollout and not moving: the new ReplicaSet has its 2 pods, none available yet.
+	f := fixture{replicas: 2, statusRep: 2, rss: []rsState{
+		{name: "web-old", template: "old", revision: 1, age: time.Hour},
+		{name: "web-new", template: "new", replicas: 2, statusRep: 2, revision: 2}}}
+	d, rss, _ := f.build()
+	d.Status.UpdatedReplicas = 2
+	longAgo := object.Time{Time: stepNow.Add(-time.Hour)}
+	ten := int32(10)
+	d.Spec.ProgressDeadlineSeconds = &ten
+	d.Status.Conditions = []object.Condition{{Type: condProgressing, Status: "Unknown", Reason: reasonPaused,
+		Message: "Deployment is paused", LastUpdateTime: longAgo, LastTransitionTime: longAgo}}
+	w := &recorder{rss: map[string]*object.ReplicaSet{"web-old": rss[0], "web-new": rss[1]}}
+	q := workqueue.New(workqueue.Options[string]{Name: "test"})
+	defer q.ShutDown()
+	dc := &Controller{now: func() time.Time { return stepNow }, queue: q, w: w,
+		log: slog.New(slog.NewTextHandler(io.Discard, nil)), podsIn: func(string) []*object.Pod { return nil }}
+	if err := (&rollout{dc: dc, ctx: context.Background(), d: d, rss: rss}).run(); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.status) == 0 {
+		t.Fatal("no status written")
+	}
+	first := condition(w.status[0].Conditions, condProgressing)
+	if first == nil || first.Reason != reasonResumed || !first.LastUpdateTime.Equal(stepNow) {
+		t.Fatalf("the resume was not recorded with a fresh time: %+v", first)
+	}
+	last := condition(w.status[len(w.status)-1].Conditions, condProgressing)
+	if last == nil || last.Reason == reasonTimedOut {
+		t.Errorf("a rollout resumed an hour after its last progress timed out at once: %+v", last)
+	}
+}
