@@ -235,3 +235,41 @@ func (e *simEnv) messages() string {
 	}
 	return strings.Join(msgs, "\n")
 }
+
+// A ReplicaSet made by another controller (kube-controller-manager's hash, which this
+// engine cannot reproduce) with the Deployment's template is adopted and carries on as
+// the new ReplicaSet: no second ReplicaSet, no new pods.
+func TestCarriesOnWithAnotherHashForTheSameTemplate(t *testing.T) {
+	e := newSimEnv(t)
+	spec := `{"containers":[{"name":"c","image":"nginx"}]}`
+	two := int32(2)
+	foreign := &object.ReplicaSet{ObjectMeta: object.ObjectMeta{Name: "web-5d9c7b8f6",
+		Labels: map[string]string{"app": "web", PodTemplateHashLabel: "5d9c7b8f6"}, Annotations: map[string]string{RevisionAnnotation: "4"}},
+		Spec: object.ReplicaSetSpec{Replicas: &two,
+			Selector: &object.LabelSelector{MatchLabels: map[string]string{"app": "web", PodTemplateHashLabel: "5d9c7b8f6"}},
+			Template: object.PodTemplateSpec{ObjectMeta: object.ObjectMeta{Labels: map[string]string{"app": "web", PodTemplateHashLabel: "5d9c7b8f6"}},
+				Spec: []byte(spec)}}}
+	if _, err := e.rss.Create(context.Background(), foreign); err != nil {
+		t.Fatal(err)
+	}
+	// Paused, it adopts but creates nothing: the foreign ReplicaSet is known before the
+	// first sync that could create one (as for any Deployment that existed already).
+	d := newDeployment("web", spec, 2)
+	d.Spec.Paused = true
+	if _, err := e.deploy.Create(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually(func() bool { return len(e.owned(e.get("web"))) == 1 }, func() string { return "not adopted" })
+	if _, err := e.deploy.Patch(context.Background(), "web", listwatch.MergePatch, []byte(`{"spec":{"paused":false}}`), ""); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually(e.complete("web"), func() string { return fmt.Sprintf("%+v", e.get("web").Status) })
+	d = e.get("web")
+	rss := e.owned(d)
+	if len(rss) != 1 || rss[0].Name != foreign.Name {
+		t.Fatalf("ReplicaSets %v, want only the adopted %s", rss, foreign.Name)
+	}
+	if d.Annotations[RevisionAnnotation] != "4" {
+		t.Errorf("deployment revision %q, want the adopted ReplicaSet's 4", d.Annotations[RevisionAnnotation])
+	}
+}
