@@ -49,3 +49,6 @@ func (s *backoffState) next(now time.Time) time.Duration {
 	s.lastFailure = now
 	return s.current + time.Duration(rand.Float64()*s.cfg.Jitter*float64(s.current))
 }
+
+// reset forgets the failures so far: the next one waits Initial.
+func (s *backoffState) reset() { s.current = 0 }

@@ -201,7 +201,7 @@ func (r *Reflector[T]) Run(ctx context.Context) {
 			}
 			needList = false
 		}
-		err := r.watch(ctx, stream)
+		lasted, err := r.watch(ctx, stream)
 		stream = nil
 		switch {
 		case ctx.Err() != nil:
@@ -216,6 +216,14 @@ func (r *Reflector[T]) Run(ctx context.Context) {
 			}
 			needList, relist = true, true
 			continue
+		case lasted >= healthyStream:
+			// A stream that worked for a while and broke (a reset connection, a dead
+			// peer noticed by a ping) is most likely a passing fault: resume at once, and
+			// start any backoff over. A server that is really down fails the next
+			// attempt quickly, and that one backs off.
+			r.fail(err)
+			bo.reset()
+			continue
 		}
 		r.fail(err)
 		if !r.sleep(ctx, r.delay(&bo, err)) {
@@ -223,6 +231,10 @@ func (r *Reflector[T]) Run(ctx context.Context) {
 		}
 	}
 }
+
+// healthyStream is how long a watch must have worked for its failure to be retried at
+// once rather than after a backoff.
+const healthyStream = 5 * time.Second
 
 // delay is the wait after err: the backoff, or longer when the server asked for longer
 // (a 429 or 5xx whose Retry-After outlasted the client's own retries).
@@ -326,9 +338,10 @@ func (r *Reflector[T]) watchOptions() listwatch.WatchOptions {
 // or proxy refusing watches quickly must not make the reflector hot-loop.
 var errShortWatch = errors.New("watch closed within a second without any event")
 
-// watch streams events into the store until the stream ends. nil means the server ended
-// it cleanly after doing work; anything else is a failure for Run to classify.
-func (r *Reflector[T]) watch(ctx context.Context, w *listwatch.Watch[T]) error {
+// watch streams events into the store until the stream ends, and returns how long the
+// stream was open. nil means the server ended it cleanly after doing work; anything else
+// is a failure for Run to classify.
+func (r *Reflector[T]) watch(ctx context.Context, w *listwatch.Watch[T]) (time.Duration, error) {
 	if w == nil {
 		opts := r.watchOptions()
 		opts.ResourceVersion = r.LastSyncResourceVersion()
@@ -338,7 +351,7 @@ func (r *Reflector[T]) watch(ctx context.Context, w *listwatch.Watch[T]) error {
 		var err error
 		w, err = r.lw.Watch(ctx, opts)
 		if err != nil {
-			return err
+			return 0, err
 		}
 	}
 	defer w.Close()
@@ -347,13 +360,14 @@ func (r *Reflector[T]) watch(ctx context.Context, w *listwatch.Watch[T]) error {
 	for {
 		ev, err := w.Next()
 		if err != nil {
+			lasted := r.clock.Now().Sub(start)
 			if errors.Is(err, io.EOF) {
-				if events == 0 && r.clock.Now().Sub(start) < time.Second {
-					return errShortWatch
+				if events == 0 && lasted < time.Second {
+					return lasted, errShortWatch
 				}
-				return nil
+				return lasted, nil
 			}
-			return err
+			return lasted, err
 		}
 		events++
 		r.apply(ev)

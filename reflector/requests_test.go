@@ -418,3 +418,33 @@ func TestRetryAfterOutlastsTheBackoff(t *testing.T) {
 		t.Error("stopped")
 	}
 }
+
+// A watch that worked for a while and then broke (here: the connection aborted
+// mid-stream) is resumed at once, without a relist; a second failure right after backs
+// off as usual (at least the initial 800 ms).
+func TestBrokenHealthyStreamResumesAtOnce(t *testing.T) {
+	f := newFixture(t, 1)
+	store := &logStore{}
+	r := f.run(t, store, reflector.Options{Backoff: reflector.Backoff{Initial: 800 * time.Millisecond, Max: time.Second, Jitter: -1}})
+	waitFor(t, func() bool { return r.Status().State == reflector.StateWatching })
+	time.Sleep(5200 * time.Millisecond) // a healthy stream
+	f.sim.Faults().CutWatches(1, true)
+	cut := time.Now()
+	f.create(t, "breaks-the-stream")
+	waitFor(t, func() bool { _, w := f.log.split(); return len(w) >= 2 })
+	_, watches := f.log.split()
+	if gap := watches[1].at.Sub(cut); gap > 500*time.Millisecond {
+		t.Errorf("re-watched %s after the reset of a healthy stream, want at once", gap)
+	}
+	f.create(t, "breaks-it-again") // the new stream is young: this failure backs off
+	again := time.Now()
+	waitFor(t, func() bool { _, w := f.log.split(); return len(w) >= 3 })
+	f.sim.Faults().CutWatches(0, false)
+	_, watches = f.log.split()
+	if gap := watches[2].at.Sub(again); gap < 700*time.Millisecond {
+		t.Errorf("re-watched %s after a second failure, want a backoff of at least 800 ms", gap)
+	}
+	if lists, _ := f.log.split(); len(lists) != 1 {
+		t.Errorf("%d lists: a broken stream must resume without a relist", len(lists))
+	}
+}

@@ -42,6 +42,8 @@ type Cluster struct {
 
 	etcd, apiserver *exec.Cmd
 	waits           []chan error
+	apiBin          string
+	apiArgs         []string
 }
 
 // BinDir returns where the control-plane binaries are expected.
@@ -128,15 +130,12 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	}
 	args = append(args, opts.ExtraArgs...)
 	c.URL = "https://127.0.0.1:" + strconv.Itoa(ports[2])
-	c.apiserver, err = c.launch(apiBin, "kube-apiserver.log", args...)
-	if err != nil {
+	c.apiBin, c.apiArgs = apiBin, args
+	if err := c.startAPIServer(ctx); err != nil {
 		return nil, err
 	}
 	client := c.httpClient()
 	defer client.CloseIdleConnections()
-	if err := waitHTTP(ctx, client, c.URL+"/readyz", c.Token, c.waits[1]); err != nil {
-		return nil, fmt.Errorf("kube-apiserver did not become ready (see %s): %w", filepath.Join(dir, "kube-apiserver.log"), err)
-	}
 	if err := waitHTTP(ctx, client, c.URL+"/api/v1/namespaces/default", c.Token, c.waits[1]); err != nil {
 		return nil, fmt.Errorf("default namespace: %w", err)
 	}
@@ -147,8 +146,32 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	return c, nil
 }
 
+// startAPIServer launches kube-apiserver and waits until it is ready.
+func (c *Cluster) startAPIServer(ctx context.Context) error {
+	var err error
+	c.apiserver, err = c.launch(c.apiBin, "kube-apiserver.log", c.apiArgs...)
+	if err != nil {
+		return err
+	}
+	client := c.httpClient()
+	defer client.CloseIdleConnections()
+	if err := waitHTTP(ctx, client, c.URL+"/readyz", c.Token, c.waits[len(c.waits)-1]); err != nil {
+		return fmt.Errorf("kube-apiserver did not become ready (see %s): %w", filepath.Join(c.Dir, "kube-apiserver.log"), err)
+	}
+	return nil
+}
+
+// RestartAPIServer kills kube-apiserver (SIGKILL: no graceful shutdown, as a crash) and
+// starts it again on the same port with the same etcd, waiting until it is ready.
+func (c *Cluster) RestartAPIServer(ctx context.Context) error {
+	_ = c.apiserver.Process.Kill()
+	<-c.waits[1]
+	c.waits = c.waits[:1]
+	return c.startAPIServer(ctx)
+}
+
 func (c *Cluster) launch(bin, logName string, args ...string) (*exec.Cmd, error) {
-	log, err := os.Create(filepath.Join(c.Dir, logName))
+	log, err := os.OpenFile(filepath.Join(c.Dir, logName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
