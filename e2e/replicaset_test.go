@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kinformer/kinformer/internal/overshoot"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 )
@@ -103,73 +103,6 @@ func podNames(pods []*object.Pod) string {
 		n = append(n, p.Name)
 	}
 	return strings.Join(n, ",")
-}
-
-// overshootWatch polls every ReplicaSet of ns until stopped and records the worst
-// excess of active owned pods over spec.replicas seen.
-type overshootWatch struct {
-	mu    sync.Mutex
-	worst string
-	stop  chan struct{}
-	done  chan struct{}
-}
-
-func watchOvershoot(t *testing.T, h rsHandles) *overshootWatch {
-	o := &overshootWatch{stop: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(o.done)
-		for {
-			select {
-			case <-o.stop:
-				return
-			case <-time.After(100 * time.Millisecond):
-			}
-			rsl, err := h.rss.List(context.Background(), listwatch.ListOptions{})
-			if err != nil {
-				continue
-			}
-			pl, err := h.pods.List(context.Background(), listwatch.ListOptions{})
-			if err != nil {
-				continue
-			}
-			for _, rs := range rsl.Items {
-				n := 0
-				for _, p := range pl.Items {
-					if ref := object.ControllerRef(&p.ObjectMeta); ref != nil && ref.UID == rs.UID && p.DeletionTimestamp == nil {
-						n++
-					}
-				}
-				// spec.replicas may have just dropped: only count overshoot against a spec
-				// that was already in place at the previous poll's list.
-				if rs.Spec.Replicas != nil && n > int(*rs.Spec.Replicas) && rs.Generation == rs.Status.ObservedGeneration {
-					o.mu.Lock()
-					o.worst = fmt.Sprintf("%s had %d active pods for spec %d", rs.Name, n, *rs.Spec.Replicas)
-					o.mu.Unlock()
-				}
-			}
-		}
-	}()
-	t.Cleanup(o.finish)
-	return o
-}
-
-func (o *overshootWatch) finish() {
-	select {
-	case <-o.stop:
-	default:
-		close(o.stop)
-	}
-	<-o.done
-}
-
-func (o *overshootWatch) check(t *testing.T) {
-	t.Helper()
-	o.finish()
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.worst != "" {
-		t.Errorf("a ReplicaSet overshot its spec: %s", o.worst)
-	}
 }
 
 func TestReplicaSetControllerAgainstRealAPIServer(t *testing.T) {
@@ -349,7 +282,11 @@ func TestLeaderElectionAgainstRealAPIServer(t *testing.T) {
 	a, _ := startManager(t, le("e2e-a")...)
 	poll(t, 3*lease, func() bool { return leaseHolder(t) == "e2e-a" }, func() string { return "holder " + leaseHolder(t) })
 	b, bAddr := startManager(t, le("e2e-b")...)
-	overshoot := watchOvershoot(t, h)
+	over, err := overshoot.Start(context.Background(), client(t), ns, 100*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer over.Stop()
 
 	kubectlIn(t, strings.Replace(rsManifest, "replicas: 5", "replicas: 3", 1), "apply", "-n", ns, "-f", "-")
 	rs := h.rs(t, "web")
@@ -394,5 +331,7 @@ func TestLeaderElectionAgainstRealAPIServer(t *testing.T) {
 	}
 	kubectl(t, "scale", "-n", ns, "rs/web", "--replicas=1")
 	poll(t, 20*time.Second, func() bool { return len(h.activeOwned(t, rs)) == 1 }, func() string { return podNames(h.activeOwned(t, rs)) })
-	overshoot.check(t)
+	if first, snapshots := over.Stop(); first != "" {
+		t.Errorf("a ReplicaSet overshot its spec (%d snapshots): %s", snapshots, first)
+	}
 }

@@ -22,7 +22,10 @@ type Expectations struct {
 type record struct {
 	adds    int
 	deletes map[string]struct{} // keys of the objects whose deletion is awaited
-	at      time.Time           // when the writes were recorded
+	// uncertain are creates that got no answer (a lost response): each still counts in
+	// adds until the informer shows the object or a read proves it was never made.
+	uncertain map[string]time.Time // object key → when the create was sent
+	at        time.Time            // when the writes were recorded
 }
 
 // New returns empty expectations with the given TTL (0: DefaultTTL) and clock (nil: time.Now).
@@ -62,6 +65,64 @@ func (e *Expectations) CreationObserved(key string) {
 	defer e.mu.Unlock()
 	if r := e.records[key]; r != nil && r.adds > 0 {
 		r.adds--
+	}
+}
+
+// CreationObservedOf lowers key's pending creations for the created object objKey,
+// settling it if its create was uncertain.
+func (e *Expectations) CreationObservedOf(key, objKey string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	r := e.records[key]
+	if r == nil {
+		return
+	}
+	delete(r.uncertain, objKey)
+	if r.adds > 0 {
+		r.adds--
+	}
+}
+
+// CreationUncertain records that the create of objKey got no answer: it may have been
+// made. It stays expected, so no sync creates a replacement for a pod that exists.
+func (e *Expectations) CreationUncertain(key, objKey string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if r := e.records[key]; r != nil {
+		if r.uncertain == nil {
+			r.uncertain = map[string]time.Time{}
+		}
+		r.uncertain[objKey] = e.now()
+	}
+}
+
+// Uncertain returns the creates of key that got no answer more than age ago, for the
+// controller to check on the server.
+func (e *Expectations) Uncertain(key string, age time.Duration) []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []string
+	if r := e.records[key]; r != nil {
+		for k, at := range r.uncertain {
+			if e.now().Sub(at) >= age {
+				out = append(out, k)
+			}
+		}
+	}
+	return out
+}
+
+// CreationNotMade settles an uncertain create that the server shows was never made.
+func (e *Expectations) CreationNotMade(key, objKey string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if r := e.records[key]; r != nil {
+		if _, ok := r.uncertain[objKey]; ok {
+			delete(r.uncertain, objKey)
+			if r.adds > 0 {
+				r.adds--
+			}
+		}
 	}
 }
 

@@ -41,6 +41,26 @@ func TestSatisfied(t *testing.T) {
 		{"expired after the TTL", func(e *Expectations) { e.ExpectCreations("rs", 3); now = now.Add(5*time.Minute + time.Second) }, true},
 		{"not expired at the TTL", func(e *Expectations) { e.ExpectCreations("rs", 3); now = now.Add(5 * time.Minute) }, false},
 		{"forgotten", func(e *Expectations) { e.ExpectCreations("rs", 3); e.Forget("rs") }, true},
+		{"an unanswered create stays expected", func(e *Expectations) {
+			e.ExpectCreations("rs", 2)
+			e.CreationObservedOf("rs", "ns/a")
+			e.CreationUncertain("rs", "ns/b")
+		}, false},
+		{"an unanswered create the informer shows is settled", func(e *Expectations) {
+			e.ExpectCreations("rs", 2)
+			e.CreationObservedOf("rs", "ns/a")
+			e.CreationUncertain("rs", "ns/b")
+			e.CreationObservedOf("rs", "ns/b")
+		}, true},
+		{"an unanswered create the server never made is settled", func(e *Expectations) {
+			e.ExpectCreations("rs", 1)
+			e.CreationUncertain("rs", "ns/b")
+			e.CreationNotMade("rs", "ns/b")
+		}, true},
+		{"only uncertain creates can be declared not made", func(e *Expectations) {
+			e.ExpectCreations("rs", 1)
+			e.CreationNotMade("rs", "ns/other")
+		}, false},
 		{"other keys are independent", func(e *Expectations) { e.ExpectCreations("other", 3) }, true},
 	}
 	for _, tt := range tests {

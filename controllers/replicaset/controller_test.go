@@ -259,3 +259,22 @@ func TestEventsOnTheReplicaSet(t *testing.T) {
 		return n == 2
 	}, func() string { return "no SuccessfulCreate events" })
 }
+
+// A create the server performed but whose answer was lost must not be replaced by a
+// second pod: it stays expected until the informer shows it.
+func TestLostCreateAnswersDoNotOvercreate(t *testing.T) {
+	e := newEnv(t, envOptions{podWatchDelay: 300 * time.Millisecond})
+	e.mu.Lock()
+	e.lostAnswers = 3
+	e.mu.Unlock()
+	rs := e.createRS(newRS("web", 4))
+	e.eventually(15*time.Second, func() bool { return e.getRS("web").Status.Replicas == 4 },
+		func() string { return fmt.Sprintf("%+v", e.getRS("web").Status) })
+	time.Sleep(time.Second) // any surplus would have been created by now
+	if n := len(e.ownedActive(rs)); n != 4 {
+		t.Errorf("%d active pods for 4 replicas", n)
+	}
+	if n := e.count("DELETE", "/pods/"); n != 0 {
+		t.Errorf("%d deletions: surplus pods were created and then removed", n)
+	}
+}

@@ -42,7 +42,7 @@ func (rc *Controller) addPod(p *object.Pod, _ bool) {
 	}
 	if ref := object.ControllerRef(&p.ObjectMeta); ref != nil {
 		if rs := rc.resolve(p.Namespace, ref); rs != nil {
-			rc.exp.CreationObserved(object.Key(rs))
+			rc.exp.CreationObservedOf(object.Key(rs), object.Key(p))
 			rc.enqueue(rs)
 		}
 		return

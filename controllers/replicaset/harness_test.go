@@ -33,6 +33,9 @@ type env struct {
 	// podWatchDelay holds back every write of a pod watch stream: the informer then
 	// lags the server, as under load.
 	podWatchDelay time.Duration
+	// lostAnswers is how many more pod creates the server performs but whose answer
+	// is lost (the connection aborted after the write), as under a network fault.
+	lostAnswers int
 }
 
 type envOptions struct {
@@ -100,7 +103,15 @@ func (e *env) wrap(h http.Handler) http.Handler {
 		e.mu.Lock()
 		e.requests = append(e.requests, r.Method+" "+r.URL.Path)
 		delay := e.podWatchDelay
+		lose := r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/pods") && e.lostAnswers > 0
+		if lose {
+			e.lostAnswers--
+		}
 		e.mu.Unlock()
+		if lose {
+			h.ServeHTTP(httptest.NewRecorder(), r) // the pod is created...
+			panic(http.ErrAbortHandler)            // ...and the answer never arrives
+		}
 		if delay > 0 && r.URL.Path == "/api/v1/pods" && r.URL.Query().Get("watch") == "1" {
 			w = &slowWriter{ResponseWriter: w, delay: delay}
 		}

@@ -6,8 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math/rand/v2"
+	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/kinformer/kinformer/controllers/claim"
 	"github.com/kinformer/kinformer/controllers/events"
@@ -25,6 +29,9 @@ func (rc *Controller) sync(ctx context.Context, key string) error {
 	// Read the expectations before the cache: an event observed in between then errs on
 	// the side of waiting one more sync, never of acting on a cache that lags.
 	mayAct := rc.exp.Satisfied(key)
+	if !mayAct && rc.settleUncertain(ctx, rs) {
+		mayAct = rc.exp.Satisfied(key)
+	}
 	sel, err := rs.Spec.Selector.AsSelector()
 	if err != nil || sel.Empty() {
 		// An invalid selector cannot become valid by retrying; the apiserver refuses
@@ -87,9 +94,17 @@ func (rc *Controller) manage(ctx context.Context, rs *object.ReplicaSet, pods []
 	case diff < 0:
 		n := min(-diff, BurstReplicas)
 		rc.exp.ExpectCreations(key, n)
-		created, err := slowStart(n, func() error { return rc.createPod(ctx, rs) })
-		// The calls that failed, and the batches never tried, will not be observed.
-		for range n - created {
+		var uncertain atomic.Int32
+		created, err := slowStart(n, func() error {
+			err := rc.createPod(ctx, rs)
+			if errors.Is(err, errUncertain) {
+				uncertain.Add(1)
+			}
+			return err
+		})
+		// The calls that failed, and the batches never tried, will not be observed; the
+		// uncertain ones stay expected (see createPod).
+		for range n - created - int(uncertain.Load()) {
 			rc.exp.CreationObserved(key)
 		}
 		return err
@@ -148,7 +163,7 @@ func (rc *Controller) createPod(ctx context.Context, rs *object.ReplicaSet) erro
 	pod := &object.Pod{
 		TypeMeta: object.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: object.ObjectMeta{
-			GenerateName: rs.Name + "-", Namespace: rs.Namespace,
+			Name: podName(rs), GenerateName: rs.Name + "-", Namespace: rs.Namespace,
 			Labels: maps.Clone(t.Labels), Annotations: maps.Clone(t.Annotations), Finalizers: slices.Clone(t.Finalizers),
 			OwnerReferences: []object.OwnerReference{object.NewControllerRef(&rs.ObjectMeta, "apps/v1", "ReplicaSet")},
 		},
@@ -159,16 +174,72 @@ func (rc *Controller) createPod(ctx context.Context, rs *object.ReplicaSet) erro
 		}
 	}
 	created, err := rc.podsIn(rs.Namespace).Create(ctx, pod)
-	if err != nil {
-		if isNamespaceTerminating(err) {
-			return nil // the namespace is going away with everything in it: nothing to do
-		}
-		rc.event(rs, events.Warning, "FailedCreate", "Error creating: %v", err)
-		return err
+	switch {
+	case err == nil:
+		rc.event(rs, events.Normal, "SuccessfulCreate", "Created pod: %s", created.Name)
+		return nil
+	case isNamespaceTerminating(err):
+		return nil // the namespace is going away with everything in it: nothing to do
+	case unanswered(err) && ctx.Err() == nil:
+		// No answer (a reset, a timeout): the pod may exist. It stays expected, so no
+		// later sync replaces a pod the informer has simply not shown yet; the informer
+		// settles it, or settleUncertain finds it was never made.
+		rc.exp.CreationUncertain(object.Key(rs), object.KeyFor(pod.Namespace, pod.Name))
+		return fmt.Errorf("%w: %s: %v", errUncertain, pod.Name, err)
 	}
-	rc.event(rs, events.Normal, "SuccessfulCreate", "Created pod: %s", created.Name)
-	return nil
+	rc.event(rs, events.Warning, "FailedCreate", "Error creating: %v", err)
+	return err
 }
+
+// errUncertain marks a create that got no answer.
+var errUncertain = errors.New("pod creation unconfirmed")
+
+// unanswered: the request got no HTTP answer, or the apiserver timed out (it may still
+// have written the object).
+func unanswered(err error) bool {
+	if _, ok := object.AsStatus(err); !ok {
+		return true
+	}
+	return object.CodeOf(err) == http.StatusGatewayTimeout || object.ReasonOf(err) == object.ReasonTimeout
+}
+
+// podName is a name for a new pod: the ReplicaSet's name and a random suffix, as the
+// apiserver would make from generateName, but chosen here so that a create whose answer
+// was lost can be looked up by name.
+func podName(rs *object.ReplicaSet) string {
+	prefix := rs.Name + "-"
+	if len(prefix) > 58 { // the apiserver's limit for generated names' prefixes
+		prefix = prefix[:58]
+	}
+	const alphabet = "bcdfghjklmnpqrstvwxz2456789"
+	var b [5]byte
+	for i := range b {
+		b[i] = alphabet[rand.IntN(len(alphabet))]
+	}
+	return prefix + string(b[:])
+}
+
+// settleUncertain looks up creates that got no answer a while ago: one the server does
+// not have was never made, and stops being expected. It reports whether any settled.
+func (rc *Controller) settleUncertain(ctx context.Context, rs *object.ReplicaSet) bool {
+	key := object.Key(rs)
+	settled := false
+	for _, podKey := range rc.exp.Uncertain(key, uncertainAge) {
+		_, name, _ := object.SplitKey(podKey)
+		if _, err := rc.podsIn(rs.Namespace).Get(ctx, name); object.IsNotFound(err) {
+			rc.exp.CreationNotMade(key, podKey)
+			settled = true
+		}
+	}
+	if !settled && len(rc.exp.Uncertain(key, 0)) > 0 {
+		rc.queue.AddAfter(key, uncertainAge) // look again then
+	}
+	return settled
+}
+
+// uncertainAge is how long an unanswered create is given to show up in the informer
+// before the server is asked about it.
+const uncertainAge = 2 * time.Second
 
 // deletePods deletes the victims in parallel. A pod already gone is a success; each
 // failed call lowers the expectations at once, since no deletion will be observed.

@@ -1,0 +1,119 @@
+// Package overshoot checks, for tests, that ReplicaSets never run more active pods than
+// they were asked for: from consistent snapshots (ReplicaSets and pods listed at one
+// resourceVersion) it flags a ReplicaSet with more active pods than the largest
+// spec.replicas it had within a recent window. The window allows for a scale-down:
+// surplus pods are active until the controller has deleted them; what must never happen
+// is a controller creating pods beyond every spec it saw (acting twice on a stale cache,
+// or two leaders acting at once).
+package overshoot
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/kinformer/kinformer/listwatch"
+	"github.com/kinformer/kinformer/object"
+)
+
+// Window is how long a larger spec.replicas still justifies the pods it had.
+const Window = 30 * time.Second
+
+// Watch polls ns every interval until Stop and keeps the first overshoot seen.
+type Watch struct {
+	mu      sync.Mutex
+	first   string
+	history map[string][]sample // by ReplicaSet UID
+	polls   int
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+type sample struct {
+	at   time.Time
+	spec int32
+}
+
+// Start begins polling ns through c (use a client that sees no injected faults).
+func Start(ctx context.Context, c *listwatch.Client, ns string, interval time.Duration) (*Watch, error) {
+	rsInfo, err := c.Discover(ctx, "replicasets.apps")
+	if err != nil {
+		return nil, err
+	}
+	podInfo, err := c.Discover(ctx, "pods")
+	if err != nil {
+		return nil, err
+	}
+	rss, pods := listwatch.For[*object.ReplicaSet](c, rsInfo, ns), listwatch.For[*object.Pod](c, podInfo, ns)
+	w := &Watch{history: map[string][]sample{}, stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		for {
+			select {
+			case <-w.stop:
+				return
+			case <-ctx.Done():
+				return
+			case <-time.After(interval):
+			}
+			rl, err := rss.List(ctx, listwatch.ListOptions{})
+			if err != nil {
+				continue
+			}
+			// The pods as of the same revision: one consistent snapshot of both.
+			pl, err := pods.List(ctx, listwatch.ListOptions{ResourceVersion: rl.ResourceVersion, ResourceVersionMatch: "Exact"})
+			if err != nil {
+				continue
+			}
+			w.observe(time.Now(), rl.Items, pl.Items)
+		}
+	}()
+	return w, nil
+}
+
+// observe checks one snapshot.
+func (w *Watch) observe(now time.Time, rss []*object.ReplicaSet, pods []*object.Pod) {
+	active := map[string]int32{}
+	for _, p := range pods {
+		if ref := object.ControllerRef(&p.ObjectMeta); ref != nil && p.DeletionTimestamp == nil &&
+			p.Status.Phase != object.PodSucceeded && p.Status.Phase != object.PodFailed {
+			active[ref.UID]++
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.polls++
+	for _, rs := range rss {
+		spec := int32(1)
+		if rs.Spec.Replicas != nil {
+			spec = *rs.Spec.Replicas
+		}
+		h := append(w.history[rs.UID], sample{at: now, spec: spec})
+		for len(h) > 1 && now.Sub(h[0].at) > Window {
+			h = h[1:]
+		}
+		w.history[rs.UID] = h
+		allowed := int32(0)
+		for _, s := range h {
+			allowed = max(allowed, s.spec)
+		}
+		if n := active[rs.UID]; n > allowed && w.first == "" {
+			w.first = fmt.Sprintf("%s had %d active pods; its spec.replicas was at most %d in the last %s", rs.Name, n, allowed, Window)
+		}
+	}
+}
+
+// Stop ends the polling and returns the first overshoot ("" if none) and the number of
+// snapshots checked.
+func (w *Watch) Stop() (string, int) {
+	select {
+	case <-w.stop:
+	default:
+		close(w.stop)
+	}
+	<-w.done
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.first, w.polls
+}
