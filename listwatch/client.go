@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -80,6 +81,13 @@ func New(cfg *Config) (*Client, error) {
 	return c, nil
 }
 
+// Format prints the client as the server it talks to, whatever the verb. Its fields hold
+// credentials, and fmt prints unexported fields without calling their own methods, so
+// the Config's redaction would be bypassed.
+func (c *Client) Format(f fmt.State, _ rune) {
+	fmt.Fprintf(f, "listwatch.Client{Host: %s}", c.base.Redacted())
+}
+
 // Config returns the configuration the client was built from.
 func (c *Client) Config() Config { return c.cfg }
 
@@ -129,7 +137,9 @@ func (c *Client) do(ctx context.Context, r request) ([]byte, error) {
 }
 
 // send performs r, retrying as the server directs, and returns a 2xx response with its
-// body unread, or an error (a *object.StatusError for error answers).
+// body unread, or an error (a *object.StatusError for error answers). A 401 is retried
+// once, after dropping the credential the server rejected (an exec plugin then runs
+// again, a token file is read again).
 func (c *Client) send(ctx context.Context, r request) (*http.Response, error) {
 	retriedAuth := false
 	for attempt := 0; ; attempt++ {
@@ -151,15 +161,16 @@ func (c *Client) send(ctx context.Context, r request) (*http.Response, error) {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			return nil, fmt.Errorf("%s %s: %w", r.method, c.url(r.path, r.query), err)
+			return nil, c.requestError(r, err)
 		}
 		if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 			return resp, nil
 		}
+		sent := req.Header.Get("Authorization")
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		resp.Body.Close()
-		serr := statusFromResponse(resp, body)
-		if resp.StatusCode == http.StatusUnauthorized && !retriedAuth && c.auth.unauthorized() {
+		serr := statusFromResponse(resp, redactCredential(body, sent))
+		if resp.StatusCode == http.StatusUnauthorized && !retriedAuth && c.auth.unauthorized(sent) {
 			retriedAuth = true
 			continue
 		}
@@ -175,6 +186,17 @@ func (c *Client) send(ctx context.Context, r request) (*http.Response, error) {
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// requestError describes a request that got no answer: the method and URL (so the
+// server's host:port), then the cause, with what to check when it is the server's
+// certificate. The *url.Error of the HTTP client is unwrapped: it would repeat the URL.
+func (c *Client) requestError(r request, err error) error {
+	var uerr *url.Error
+	if errors.As(err, &uerr) {
+		err = uerr.Err
+	}
+	return fmt.Errorf("%s %s: %w", r.method, c.url(r.path, r.query), explainTLS(err, &c.cfg))
 }
 
 func (c *Client) setHeaders(ctx context.Context, h http.Header) error {

@@ -28,7 +28,7 @@ type KubeCluster struct {
 	TLSServerName            string `yaml:"tls-server-name"`
 }
 
-// KubeUser is one entry of users:.
+// KubeUser is one entry of users:. Printed, its secrets are redacted.
 type KubeUser struct {
 	Token                 string      `yaml:"token"`
 	TokenFile             string      `yaml:"tokenFile"`
@@ -40,7 +40,18 @@ type KubeUser struct {
 	AuthProvider          *struct {
 		Name string `yaml:"name"`
 	} `yaml:"auth-provider"`
+	// Username and Password are basic authentication, which kube-apiserver dropped in
+	// 1.19: a user that has a password is refused rather than silently sent anonymous.
 	Username string `yaml:"username"`
+	Password string `yaml:"password"`
+}
+
+// Format prints u with its token, key and password redacted.
+func (u KubeUser) Format(f fmt.State, verb rune) {
+	type kubeUser KubeUser // the same fields without this method
+	r := kubeUser(u)
+	r.Token, r.ClientKeyData, r.Password = redact(u.Token), redact(u.ClientKeyData), redact(u.Password)
+	printRedacted(f, verb, r)
 }
 
 // KubeContext is one entry of contexts:.
@@ -238,6 +249,9 @@ func (kc *Kubeconfig) Config(context string) (*Config, error) {
 		}
 		if user.AuthProvider != nil {
 			return nil, fmt.Errorf("user %q: auth-provider %q is not supported; use an exec credential plugin", ctx.User, user.AuthProvider.Name)
+		}
+		if user.Password != "" {
+			return nil, fmt.Errorf("user %q: basic authentication (username and password) is not supported; kube-apiserver removed it in 1.19", ctx.User)
 		}
 		cfg.BearerToken = user.Token
 		cfg.BearerTokenFile = user.TokenFile

@@ -1,13 +1,17 @@
 package listwatch
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/pem"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -36,8 +40,9 @@ func tlsConfig(cfg *Config, exec *execProvider) (*tls.Config, error) {
 		}
 		tc.Certificates = []tls.Certificate{cert}
 	} else if exec != nil {
-		tc.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
-			_, cert, err := exec.credential(context.Background())
+		tc.GetClientCertificate = func(info *tls.CertificateRequestInfo) (*tls.Certificate, error) {
+			// The handshake's context: a plugin that hangs ends with the request.
+			_, cert, err := exec.credential(info.Context())
 			if err != nil || cert == nil {
 				return &tls.Certificate{}, err
 			}
@@ -117,12 +122,13 @@ func (a *authenticator) header(ctx context.Context) (string, error) {
 	return "", nil
 }
 
-// unauthorized is called after a 401: drop credentials that may have been rotated.
-// It reports whether a retry may succeed.
-func (a *authenticator) unauthorized() bool {
+// unauthorized is called after the server answered 401 to a request sent with the
+// Authorization header sent: it drops credentials that may have been rotated, and
+// reports whether a retry may succeed.
+func (a *authenticator) unauthorized(sent string) bool {
 	switch {
 	case a.exec != nil && a.token == "" && a.tokenFile == "":
-		a.exec.invalidate()
+		a.exec.rejected(strings.TrimPrefix(sent, "Bearer "))
 		return true
 	case a.tokenFile != "":
 		a.mu.Lock()
@@ -131,4 +137,48 @@ func (a *authenticator) unauthorized() bool {
 		return true
 	}
 	return false
+}
+
+// redactCredential removes the credential of the Authorization header sent from an error
+// body: a proxy or a debugging server may echo the request's headers back, and the body
+// ends up in an error, a sync status and a log line.
+func redactCredential(body []byte, sent string) []byte {
+	_, cred, ok := strings.Cut(sent, " ")
+	if !ok || cred == "" {
+		return body
+	}
+	return bytes.ReplaceAll(body, []byte(cred), []byte(redactedText))
+}
+
+// explainTLS adds to a failed verification of the server's certificate what a user
+// needs to fix it: which authority signed the server's certificate and which ones it was
+// checked against. The server's host:port is in the message of the request around it.
+func explainTLS(err error, cfg *Config) error {
+	var unknown x509.UnknownAuthorityError
+	var hostname x509.HostnameError
+	switch {
+	case errors.As(err, &unknown) && unknown.Cert != nil:
+		return fmt.Errorf("%w (the server's certificate is issued by %q; %s)", err, unknown.Cert.Issuer, trustedCAs(cfg))
+	case errors.As(err, &hostname):
+		return fmt.Errorf("%w (if the certificate is right but names the server differently, set tls-server-name in the kubeconfig's cluster)", err)
+	}
+	return err
+}
+
+// trustedCAs says which certificate authorities the client trusts.
+func trustedCAs(cfg *Config) string {
+	if len(cfg.TLS.CAData) == 0 {
+		return "the configuration names no certificate-authority, so it was checked against the system's trusted authorities"
+	}
+	var names []string
+	for rest := cfg.TLS.CAData; ; {
+		var block *pem.Block
+		if block, rest = pem.Decode(rest); block == nil {
+			break
+		}
+		if cert, err := x509.ParseCertificate(block.Bytes); err == nil {
+			names = append(names, strconv.Quote(cert.Subject.String()))
+		}
+	}
+	return "the configured certificate-authority trusts only " + strings.Join(names, ", ")
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -68,33 +69,18 @@ func (c *Client) openWebSocket(ctx context.Context, path string, opts WatchOptio
 	u.Scheme = map[string]string{"http": "ws", "https": "wss"}[u.Scheme]
 	u.Path = strings.TrimSuffix(u.Path, "/") + path
 	u.RawQuery = opts.query().Encode()
-	h := http.Header{}
-	if err := c.setHeaders(ctx, h); err != nil {
-		return nil, err
-	}
-	h.Set("Origin", c.base.Scheme+"://"+c.base.Host)
-	if accept != "" {
-		h.Set("Accept", accept)
-	}
 	// The transport's TLS config offers "h2" by ALPN; a websocket needs HTTP/1.1.
 	tc := c.transport.TLSClientConfig.Clone()
 	tc.NextProtos = []string{"http/1.1"}
-	d := websocket.Dialer{
+	d := &websocket.Dialer{
 		NetDialContext:   c.transport.DialContext,
 		TLSClientConfig:  tc,
 		HandshakeTimeout: c.transport.TLSHandshakeTimeout,
 		Proxy:            c.transport.Proxy,
 	}
-	conn, resp, err := d.DialContext(ctx, u.String(), h)
+	conn, err := c.dialWebSocket(ctx, d, &u, accept)
 	if err != nil {
-		if resp != nil {
-			body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusSwitchingProtocols {
-				return nil, statusFromResponse(resp, body)
-			}
-		}
-		return nil, fmt.Errorf("websocket watch %s: %w", u.Redacted(), err)
+		return nil, err
 	}
 	max := opts.MaxFrameSize
 	if max <= 0 {
@@ -103,4 +89,34 @@ func (c *Client) openWebSocket(ctx context.Context, path string, opts WatchOptio
 	conn.SetReadLimit(int64(max))
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	return &wsSource{conn: conn, stop: stop}, nil
+}
+
+// dialWebSocket performs the upgrade, retrying a 401 once with a fresh credential as
+// Client.send does. An error answer becomes an *object.StatusError; a failure to
+// connect names the URL, so the server's host:port, and explains a refused certificate.
+func (c *Client) dialWebSocket(ctx context.Context, d *websocket.Dialer, u *url.URL, accept string) (*websocket.Conn, error) {
+	for retriedAuth := false; ; retriedAuth = true {
+		h := http.Header{}
+		if err := c.setHeaders(ctx, h); err != nil {
+			return nil, err
+		}
+		h.Set("Origin", c.base.Scheme+"://"+c.base.Host)
+		if accept != "" {
+			h.Set("Accept", accept)
+		}
+		conn, resp, err := d.DialContext(ctx, u.String(), h)
+		if err == nil {
+			return conn, nil
+		}
+		if resp == nil || resp.StatusCode == http.StatusSwitchingProtocols {
+			return nil, fmt.Errorf("websocket watch %s: %w", u.Redacted(), explainTLS(err, &c.cfg))
+		}
+		sent := h.Get("Authorization")
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusUnauthorized && !retriedAuth && c.auth.unauthorized(sent) {
+			continue
+		}
+		return nil, statusFromResponse(resp, redactCredential(body, sent))
+	}
 }
