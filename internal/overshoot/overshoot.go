@@ -1,10 +1,10 @@
-// Package overshoot checks, for tests, that ReplicaSets never run more active pods than
-// they were asked for: from consistent snapshots (ReplicaSets and pods listed at one
-// resourceVersion) it flags a ReplicaSet with more active pods than the largest
-// spec.replicas it had within a recent window. The window allows for a scale-down:
-// surplus pods are active until the controller has deleted them; what must never happen
-// is a controller creating pods beyond every spec it saw (acting twice on a stale cache,
-// or two leaders acting at once).
+// Package overshoot checks, for tests, that ReplicaSets never get more active pods than
+// they were asked for. From consistent snapshots (ReplicaSets and pods listed at one
+// resourceVersion) it flags a ReplicaSet that, in the snapshot where a new pod of it
+// first appears, has more active pods than the largest spec.replicas it had within a
+// recent window. Surplus pods left after a scale-down are not flagged (deleting them may
+// take a while under faults); a pod created beyond every spec the ReplicaSet recently had
+// is (a controller acting twice on a stale cache, or two leaders acting at once).
 package overshoot
 
 import (
@@ -25,6 +25,7 @@ type Watch struct {
 	mu      sync.Mutex
 	first   string
 	history map[string][]sample // by ReplicaSet UID
+	seen    map[string]bool     // pod UIDs of earlier snapshots
 	polls   int
 	stop    chan struct{}
 	done    chan struct{}
@@ -46,7 +47,7 @@ func Start(ctx context.Context, c *listwatch.Client, ns string, interval time.Du
 		return nil, err
 	}
 	rss, pods := listwatch.For[*object.ReplicaSet](c, rsInfo, ns), listwatch.For[*object.Pod](c, podInfo, ns)
-	w := &Watch{history: map[string][]sample{}, stop: make(chan struct{}), done: make(chan struct{})}
+	w := newWatch()
 	go func() {
 		defer close(w.done)
 		for {
@@ -72,17 +73,26 @@ func Start(ctx context.Context, c *listwatch.Client, ns string, interval time.Du
 	return w, nil
 }
 
+func newWatch() *Watch {
+	return &Watch{history: map[string][]sample{}, seen: map[string]bool{}, stop: make(chan struct{}), done: make(chan struct{})}
+}
+
 // observe checks one snapshot.
 func (w *Watch) observe(now time.Time, rss []*object.ReplicaSet, pods []*object.Pod) {
-	active := map[string]int32{}
+	active, fresh := map[string]int32{}, map[string][]string{}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	first := w.polls == 0
 	for _, p := range pods {
 		if ref := object.ControllerRef(&p.ObjectMeta); ref != nil && p.DeletionTimestamp == nil &&
 			p.Status.Phase != object.PodSucceeded && p.Status.Phase != object.PodFailed {
 			active[ref.UID]++
+			if !w.seen[p.UID] && !first {
+				fresh[ref.UID] = append(fresh[ref.UID], p.Name)
+			}
 		}
+		w.seen[p.UID] = true
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	w.polls++
 	for _, rs := range rss {
 		spec := int32(1)
@@ -98,8 +108,9 @@ func (w *Watch) observe(now time.Time, rss []*object.ReplicaSet, pods []*object.
 		for _, s := range h {
 			allowed = max(allowed, s.spec)
 		}
-		if n := active[rs.UID]; n > allowed && w.first == "" {
-			w.first = fmt.Sprintf("%s had %d active pods; its spec.replicas was at most %d in the last %s", rs.Name, n, allowed, Window)
+		if n := active[rs.UID]; n > allowed && len(fresh[rs.UID]) > 0 && w.first == "" {
+			w.first = fmt.Sprintf("%s had %d active pods with new %v; its spec.replicas was at most %d in the last %s",
+				rs.Name, n, fresh[rs.UID], allowed, Window)
 		}
 	}
 }
