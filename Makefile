@@ -11,7 +11,7 @@ export PATH := $(PATH):$(BIN_DIR)
 # Fuzz targets as package:Target, each run for FUZZTIME in `make test`.
 FUZZ_TARGETS := ./listwatch:FuzzWatchDecoder ./listwatch:FuzzKubeconfig ./object:FuzzParseSelector ./object:FuzzDecodeRoundTrip
 
-.PHONY: run test check-fmt vet unit fuzz e2e cluster-bin cluster bench bench-compare lint
+.PHONY: run test check-fmt vet unit fuzz e2e chaos cluster-bin cluster bench bench-compare lint
 
 run:
 	$(GO) run ./cmd/kinformer demo
@@ -37,9 +37,19 @@ fuzz:
 		$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 	done
 
-# End-to-end tests against a real etcd + kube-apiserver started on loopback.
+# End-to-end tests against a real etcd + kube-apiserver started on loopback, and a short
+# chaos run (at least 50 faults; `make chaos` runs the long one) on a control plane of its own.
 e2e: cluster-bin
 	KINFORMER_E2E=1 $(GO) test -race -count=1 ./e2e/
+	KINFORMER_E2E=1 $(GO) test -count=1 -v -timeout 15m ./chaos/ -args -chaos.faults=50
+
+# The long chaos run: at least 500 faults within 15 minutes, and the recovery comparison
+# with client-go; prints the report and keeps it in chaos/report-latest.txt.
+CHAOS_FAULTS ?= 520
+chaos: cluster-bin
+	@rm -f chaos/report-latest.txt
+	KINFORMER_E2E=1 $(GO) test -count=1 -v -timeout 30m ./chaos/ -args -chaos.faults=$(CHAOS_FAULTS) \
+		-chaos.duration=14m -chaos.restart-every=50 -chaos.recovery-rounds=10 -chaos.report=$(CURDIR)/chaos/report-latest.txt
 
 cluster-bin:
 	@hack/cluster/build.sh >/dev/null

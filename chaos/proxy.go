@@ -35,6 +35,8 @@ type Proxy struct {
 	fragment  bool
 	failLeft  int
 	failCode  int
+	failEach  int             // answer the next request of each client with this code
+	failed    map[string]bool // clients (by User-Agent) failEach has answered
 }
 
 // NewProxy listens on a free loopback port and forwards to upstream, trusting upstreamCA.
@@ -130,6 +132,14 @@ func (p *Proxy) Slow(d time.Duration, fragment bool) {
 	p.delay, p.fragment = d, fragment
 }
 
+// FailEach answers the next request of each client (told apart by User-Agent) with code,
+// so that every engine behind the proxy meets the same fault; 0 turns it off.
+func (p *Proxy) FailEach(code int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.failEach, p.failed = code, map[string]bool{}
+}
+
 // Fail answers the next n requests with code (429 carries Retry-After: 1).
 func (p *Proxy) Fail(n, code int) {
 	p.mu.Lock()
@@ -141,7 +151,10 @@ func (p *Proxy) handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.mu.Lock()
 		code := 0
-		if p.failLeft > 0 {
+		if ua := r.UserAgent(); p.failEach != 0 && !p.failed[ua] {
+			p.failed[ua] = true
+			code = p.failEach
+		} else if p.failLeft > 0 {
 			p.failLeft--
 			code = p.failCode
 		}

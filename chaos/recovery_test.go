@@ -100,7 +100,7 @@ contexts: [{name: chaos, context: {cluster: chaos, user: admin, namespace: %s}}]
 		}},
 		{"one reset after a 429 answered the previous watch", func() {
 			time.Sleep(6 * time.Second)
-			proxy.Fail(1, 429)
+			proxy.FailEach(429)
 			proxy.ResetAll()
 		}},
 	}
@@ -120,7 +120,7 @@ contexts: [{name: chaos, context: {cluster: chaos, user: admin, namespace: %s}}]
 				at := e.waitFor(t, fmt.Sprintf("UPDATE  %s/probe rv=%s", ns, rv), 60*time.Second)
 				downtimes[i] = append(downtimes[i], at.Sub(written))
 			}
-			proxy.Fail(0, 0)
+			proxy.FailEach(0)
 		}
 		cells := make([]string, len(engines))
 		for i := range engines {

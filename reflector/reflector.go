@@ -77,6 +77,12 @@ type Options struct {
 	// Tracer follows sampled watch events (see package trace): the reflector hands it to
 	// its watches and marks trace.Queued as it hands an event to the store. nil is off.
 	Tracer trace.Tracer
+	// MaxFrameSize bounds one object, in bytes, as a watch event or in a list page
+	// [listwatch.DefaultMaxFrameSize]: it is what a broken or hostile server can make the
+	// client hold beyond the cache. A larger object fails with an error wrapping
+	// listwatch.ErrFrameTooLarge in Status, and the reflector relists (the event is lost,
+	// a resumed watch would meet it again) until the object fits.
+	MaxFrameSize int
 }
 
 // State is where the reflector's loop is.
@@ -208,8 +214,10 @@ func (r *Reflector[T]) Run(ctx context.Context) {
 			return
 		case err == nil: // the server ended the stream on time: resume from the last RV
 			continue
-		case object.IsGone(err) || isTooLargeRV(err):
-			// The resourceVersion is compacted away: only a fresh list can catch up.
+		case object.IsGone(err) || isTooLargeRV(err) || errors.Is(err, listwatch.ErrFrameTooLarge):
+			// The resourceVersion is compacted away, or an event over MaxFrameSize was
+			// lost (resuming from before it would meet it again): only a fresh list can
+			// catch up. The list fails and backs off while the object stays too large.
 			r.fail(err)
 			if r.opts.Metrics != nil {
 				r.opts.Metrics.Relist()
@@ -233,8 +241,9 @@ func (r *Reflector[T]) Run(ctx context.Context) {
 }
 
 // healthyStream is how long a watch must have worked for its failure to be retried at
-// once rather than after a backoff.
-const healthyStream = 5 * time.Second
+// once rather than after a backoff: the same second after which a clean end is not
+// suspicious (errShortWatch), and client-go's threshold too.
+const healthyStream = time.Second
 
 // delay is the wait after err: the backoff, or longer when the server asked for longer
 // (a 429 or 5xx whose Retry-After outlasted the client's own retries).
@@ -289,7 +298,7 @@ func (r *Reflector[T]) listPages(ctx context.Context, rv string) ([]T, string, e
 		r.opts.Metrics.List()
 	}
 	opts := listwatch.ListOptions{LabelSelector: r.opts.LabelSelector, FieldSelector: r.opts.FieldSelector,
-		ResourceVersion: rv, Limit: r.opts.PageSize}
+		ResourceVersion: rv, Limit: r.opts.PageSize, MaxFrameSize: r.opts.MaxFrameSize}
 	if rv != "" && rv != "0" {
 		opts.ResourceVersionMatch = "NotOlderThan"
 	}
@@ -299,7 +308,8 @@ func (r *Reflector[T]) listPages(ctx context.Context, rv string) ([]T, string, e
 		page, err := r.lw.List(ctx, opts)
 		if err != nil {
 			if opts.Continue != "" && object.IsGone(err) {
-				full := listwatch.ListOptions{LabelSelector: r.opts.LabelSelector, FieldSelector: r.opts.FieldSelector}
+				full := listwatch.ListOptions{LabelSelector: r.opts.LabelSelector, FieldSelector: r.opts.FieldSelector,
+					MaxFrameSize: r.opts.MaxFrameSize}
 				page, err = r.lw.List(ctx, full)
 				if err != nil {
 					return nil, "", err
@@ -331,6 +341,7 @@ func (r *Reflector[T]) watchOptions() listwatch.WatchOptions {
 		LabelSelector: r.opts.LabelSelector, FieldSelector: r.opts.FieldSelector,
 		AllowBookmarks: true, TimeoutSeconds: int64(timeout.Seconds()),
 		IdleTimeout: timeout + r.opts.IdleMargin, WebSocket: r.opts.WebSocket, Tracer: r.opts.Tracer,
+		MaxFrameSize: r.opts.MaxFrameSize,
 	}
 }
 

@@ -427,7 +427,7 @@ func TestBrokenHealthyStreamResumesAtOnce(t *testing.T) {
 	store := &logStore{}
 	r := f.run(t, store, reflector.Options{Backoff: reflector.Backoff{Initial: 800 * time.Millisecond, Max: time.Second, Jitter: -1}})
 	waitFor(t, func() bool { return r.Status().State == reflector.StateWatching })
-	time.Sleep(5200 * time.Millisecond) // a healthy stream
+	time.Sleep(1500 * time.Millisecond) // a healthy stream
 	f.sim.Faults().CutWatches(1, true)
 	cut := time.Now()
 	f.create(t, "breaks-the-stream")
