@@ -36,7 +36,9 @@ type sample struct {
 	spec int32
 }
 
-// Start begins polling ns through c (use a client that sees no injected faults).
+// Start begins polling ns through c (use a client that sees no injected faults). Every
+// version of every ReplicaSet also comes from a watch: a spec that went up and back down
+// between two polls still counts.
 func Start(ctx context.Context, c *listwatch.Client, ns string, interval time.Duration) (*Watch, error) {
 	rsInfo, err := c.Discover(ctx, "replicasets.apps")
 	if err != nil {
@@ -48,8 +50,15 @@ func Start(ctx context.Context, c *listwatch.Client, ns string, interval time.Du
 	}
 	rss, pods := listwatch.For[*object.ReplicaSet](c, rsInfo, ns), listwatch.For[*object.Pod](c, podInfo, ns)
 	w := newWatch()
+	ctx, cancel := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		w.followSpecs(ctx, rss)
+	}()
 	go func() {
 		defer close(w.done)
+		defer func() { cancel(); <-watched }()
 		for {
 			select {
 			case <-w.stop:
@@ -71,6 +80,48 @@ func Start(ctx context.Context, c *listwatch.Client, ns string, interval time.Du
 		}
 	}()
 	return w, nil
+}
+
+// followSpecs records every spec.replicas of every ReplicaSet until ctx ends, listing
+// again whenever the watch breaks.
+func (w *Watch) followSpecs(ctx context.Context, rss *listwatch.Resource[*object.ReplicaSet]) {
+	for ctx.Err() == nil {
+		l, err := rss.List(ctx, listwatch.ListOptions{})
+		if err != nil {
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		for _, rs := range l.Items {
+			w.record(time.Now(), rs)
+		}
+		stream, err := rss.Watch(ctx, listwatch.WatchOptions{ResourceVersion: l.ResourceVersion, AllowBookmarks: true})
+		if err != nil {
+			continue
+		}
+		for {
+			ev, err := stream.Next()
+			if err != nil {
+				break
+			}
+			if ev.Type == listwatch.Added || ev.Type == listwatch.Modified {
+				w.record(time.Now(), ev.Object)
+			}
+		}
+		stream.Close()
+	}
+}
+
+func (w *Watch) record(now time.Time, rs *object.ReplicaSet) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.history[rs.UID] = append(w.history[rs.UID], sample{at: now, spec: specOf(rs)})
+}
+
+func specOf(rs *object.ReplicaSet) int32 {
+	if rs.Spec.Replicas == nil {
+		return 1
+	}
+	return *rs.Spec.Replicas
 }
 
 func newWatch() *Watch {
@@ -95,11 +146,7 @@ func (w *Watch) observe(now time.Time, rss []*object.ReplicaSet, pods []*object.
 	}
 	w.polls++
 	for _, rs := range rss {
-		spec := int32(1)
-		if rs.Spec.Replicas != nil {
-			spec = *rs.Spec.Replicas
-		}
-		h := append(w.history[rs.UID], sample{at: now, spec: spec})
+		h := append(w.history[rs.UID], sample{at: now, spec: specOf(rs)})
 		for len(h) > 1 && now.Sub(h[0].at) > Window {
 			h = h[1:]
 		}
