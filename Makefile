@@ -9,7 +9,7 @@ export KINFORMER_BIN_DIR := $(BIN_DIR)
 export PATH := $(PATH):$(BIN_DIR)
 
 # Fuzz targets as package:Target, each run for FUZZTIME in `make test`.
-FUZZ_TARGETS := ./listwatch:FuzzWatchDecoder ./listwatch:FuzzKubeconfig ./object:FuzzParseSelector ./object:FuzzDecodeRoundTrip
+FUZZ_TARGETS := ./listwatch:FuzzWatchDecoder ./listwatch:FuzzWatchSplits ./listwatch:FuzzListDecoder ./listwatch:FuzzKubeconfig ./object:FuzzParseSelector ./object:FuzzDecodeRoundTrip ./deltafifo:FuzzFIFOModel ./indexer:FuzzIndexerModel
 
 .PHONY: run test check-fmt vet unit fuzz e2e chaos cluster-bin cluster bench bench-compare lint
 
@@ -49,7 +49,8 @@ CHAOS_FAULTS ?= 520
 chaos: cluster-bin
 	@rm -f chaos/report-latest.txt
 	KINFORMER_E2E=1 $(GO) test -count=1 -v -timeout 30m ./chaos/ -args -chaos.faults=$(CHAOS_FAULTS) \
-		-chaos.duration=14m -chaos.restart-every=50 -chaos.recovery-rounds=10 -chaos.report=$(CURDIR)/chaos/report-latest.txt
+		-chaos.duration=14m -chaos.quiet-every=20 -chaos.restart-every=100 -chaos.recovery-rounds=10 \
+		-chaos.report=$(CURDIR)/chaos/report-latest.txt
 
 cluster-bin:
 	@hack/cluster/build.sh >/dev/null

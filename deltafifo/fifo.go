@@ -59,8 +59,8 @@ var ErrClosed = errors.New("deltafifo: closed")
 // DeltaFIFO queues keys and pops all of a key's deltas at once, which reorders events
 // across keys; client-go 1.33 moved to an in-order FIFO for this reason.)
 //
-// Dedup: a Deleted delta for a key whose newest pending delta is already Deleted is
-// dropped (keeping the one that knows the final state).
+// Dedup: a Deleted delta for a key whose newest pending delta is already Deleted, with
+// no relist queued since, is dropped (keeping the one that knows the final state).
 type FIFO[T object.Object] struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -130,6 +130,10 @@ func (f *FIFO[T]) Replace(objs []T, resourceVersion string) {
 		f.initialPending = true
 	}
 	f.populated = true
+	// The relist is now every key's newest pending news: a Delete after it must not be
+	// deduplicated against one before it, or an object the relist brings back and the
+	// watch then deletes would stay in the cache.
+	clear(f.last)
 	f.push(&Item[T]{Replace: &Replace[T]{Objects: objs, ResourceVersion: resourceVersion, Initial: initial}})
 }
 

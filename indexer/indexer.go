@@ -113,6 +113,11 @@ func (ix *Indexer[T]) Replace(objs []T) error {
 	}
 	for _, obj := range objs {
 		key := object.Key(obj)
+		if _, dup := next.items[key]; dup {
+			// A key listed twice keeps its last object, as items does; the index
+			// entries of the earlier one must go with it.
+			next.unindex(key)
+		}
 		next.items[key] = obj
 		for name := range funcs {
 			if err := next.indexOne(name, key, obj); err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/kinformer/kinformer/internal/leakcheck"
 	"github.com/kinformer/kinformer/object"
 )
 
@@ -145,6 +146,7 @@ func TestReplaceAndNoLeaks(t *testing.T) {
 
 // TestReplaceIsAtomic: a reader never sees a mix of the old and new content.
 func TestReplaceIsAtomic(t *testing.T) {
+	leakcheck.Check(t)
 	ix := New[*object.Pod]()
 	gen := func(tag string) []*object.Pod {
 		var ps []*object.Pod
@@ -181,6 +183,7 @@ func TestReplaceIsAtomic(t *testing.T) {
 // Indexes added while a Replace is building its new content (a relist arriving as a
 // controller starts) must index that content too, and must not race with it.
 func TestAddIndexersDuringReplace(t *testing.T) {
+	leakcheck.Check(t)
 	ix := New[*object.Pod]()
 	building := make(chan struct{})
 	proceed := make(chan struct{})

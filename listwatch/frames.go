@@ -7,10 +7,13 @@ import (
 	"time"
 )
 
-// DefaultMaxFrameSize bounds one watch event. The apiserver limits an object to about
-// 1.5 MiB in etcd, so 16 MiB leaves room for any real object while stopping a broken or
-// hostile stream from growing the buffer without end.
+// DefaultMaxFrameSize bounds one watch event, and one object of a list page. The
+// apiserver limits an object to about 1.5 MiB in etcd, so 16 MiB leaves room for any real
+// object while stopping a broken or hostile server from growing a buffer without end.
 const DefaultMaxFrameSize = 16 << 20
+
+// readSize is what the frame reader asks of its source at a time, and its first buffer.
+const readSize = 32 << 10
 
 // FrameError reports a watch stream that cannot be decoded. The stream ends with it.
 type FrameError struct {
@@ -21,7 +24,7 @@ type FrameError struct {
 }
 
 func (e *FrameError) Error() string {
-	msg := fmt.Sprintf("watch stream: malformed frame at byte %d: %s", e.Offset, e.Reason)
+	msg := fmt.Sprintf("watch stream: frame at byte %d: %s", e.Offset, e.Reason)
 	if e.Err != nil {
 		msg += ": " + e.Err.Error()
 	}
@@ -33,13 +36,21 @@ func (e *FrameError) Error() string {
 
 func (e *FrameError) Unwrap() error { return e.Err }
 
-// ErrFrameTooLarge is wrapped by the FrameError of a frame over the size limit.
+// ErrFrameTooLarge is wrapped by the error of a watch event or list item over the size
+// limit (MaxFrameSize). The event is lost: a watch cannot resume past it, only a relist
+// (which reports the same error until the object shrinks or the limit is raised).
 var ErrFrameTooLarge = errors.New("frame exceeds the maximum size")
+
+// tooLargeReason says what the limit is and where to raise it, so that the error in a
+// sync status is enough to fix it.
+func tooLargeReason(max int) string {
+	return fmt.Sprintf("over the %d-byte limit (raise MaxFrameSize in the reflector, watch or list options)", max)
+}
 
 // frameReader splits a byte stream into top-level JSON objects. It does not rely on chunk
 // or line boundaries: it tracks string and nesting state byte by byte, so a frame may
 // arrive in any number of reads and several frames may share one. It never holds more
-// than one frame (plus one read) in memory.
+// than one frame (plus one read) in memory: its buffer never grows past max + readSize.
 type frameReader struct {
 	r   io.Reader
 	max int
@@ -54,7 +65,7 @@ func newFrameReader(r io.Reader, max int) *frameReader {
 	if max <= 0 {
 		max = DefaultMaxFrameSize
 	}
-	return &frameReader{r: r, max: max, buf: make([]byte, 32<<10)}
+	return &frameReader{r: r, max: max, buf: make([]byte, readSize)}
 }
 
 // next returns the next frame and the byte offset in the stream where it starts. The
@@ -108,7 +119,7 @@ func (f *frameReader) next(stamp bool) (frame []byte, at int64, started time.Tim
 				depth--
 				if depth == 0 {
 					if i+1-f.start > f.max {
-						return nil, at, started, f.malformed("too large", ErrFrameTooLarge, f.start+256)
+						return nil, at, started, f.malformed(tooLargeReason(f.max), ErrFrameTooLarge, f.start+256)
 					}
 					frame = f.buf[f.start : i+1]
 					f.offset += int64(len(frame))
@@ -118,7 +129,7 @@ func (f *frameReader) next(stamp bool) (frame []byte, at int64, started time.Tim
 			}
 		}
 		if i-f.start >= f.max {
-			return nil, at, started, f.malformed("too large", ErrFrameTooLarge, f.start+256)
+			return nil, at, started, f.malformed(tooLargeReason(f.max), ErrFrameTooLarge, f.start+256)
 		}
 		// Need more input: move the partial frame to the front, grow if full, read.
 		shift := f.start
@@ -145,11 +156,11 @@ func (f *frameReader) fill() error {
 	}
 	if f.end == len(f.buf) {
 		n := 2 * len(f.buf)
-		if limit := f.max + 32<<10; n > limit {
+		if limit := f.max + readSize; n > limit {
 			n = limit
 		}
 		if n <= len(f.buf) {
-			return &FrameError{Offset: f.offset, Reason: "too large", Err: ErrFrameTooLarge}
+			return &FrameError{Offset: f.offset, Reason: tooLargeReason(f.max), Err: ErrFrameTooLarge}
 		}
 		grown := make([]byte, n)
 		copy(grown, f.buf[:f.end])

@@ -22,6 +22,11 @@ type ListOptions struct {
 	Continue string
 	// TimeoutSeconds bounds the request on the server side.
 	TimeoutSeconds int64
+
+	// MaxFrameSize bounds one object of the page, in bytes (0: DefaultMaxFrameSize); a
+	// larger one fails the list with an error wrapping ErrFrameTooLarge. The page itself
+	// is not bounded: it is read as it arrives and never held whole.
+	MaxFrameSize int
 }
 
 func (o ListOptions) query() url.Values {
@@ -63,7 +68,8 @@ type WatchOptions struct {
 	// WebSocket carries the watch over a websocket (one event per text message) instead
 	// of a chunked HTTP body.
 	WebSocket bool
-	// MaxFrameSize bounds one event (0: DefaultMaxFrameSize).
+	// MaxFrameSize bounds one event, in bytes (0: DefaultMaxFrameSize); a larger one
+	// ends the stream with a *FrameError wrapping ErrFrameTooLarge.
 	MaxFrameSize int
 	// Tracer, when set, is asked before each frame whether to follow it, and is handed
 	// each followed event once decoded, with its first three marks (see package trace).

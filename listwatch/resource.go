@@ -3,8 +3,12 @@ package listwatch
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"strconv"
+	"strings"
 
 	"github.com/kinformer/kinformer/object"
 )
@@ -61,16 +65,212 @@ func (r *Resource[T]) Namespace() string { return r.namespace }
 
 // List fetches one page. Follow Continue in the returned metadata for the next one; a
 // 410 (object.IsGone) means the continue token expired and the list must start over.
+// An object over opts.MaxFrameSize fails the page with an error wrapping
+// ErrFrameTooLarge (see decodeList).
 func (r *Resource[T]) List(ctx context.Context, opts ListOptions) (*object.List[T], error) {
-	b, err := r.client.do(ctx, request{method: http.MethodGet, path: r.info.Path(r.namespace, "", ""), query: opts.query(), accept: r.accept(true)})
+	var list *object.List[T]
+	err := r.client.doStream(ctx, request{method: http.MethodGet, path: r.info.Path(r.namespace, "", ""), query: opts.query(), accept: r.accept(true)},
+		func(body io.Reader) error {
+			var err error
+			if list, err = decodeList[T](body, opts.MaxFrameSize); err != nil {
+				return fmt.Errorf("decoding %s list: %w", r.info.Resource, err)
+			}
+			return nil
+		})
+	return list, err
+}
+
+// doStream is Client.do for a response read as it arrives: read gets the body of a 2xx
+// answer. A list page can be far larger than any object in it, and must not be held
+// whole on top of its decoded objects.
+func (c *Client) doStream(ctx context.Context, r request, read func(io.Reader) error) error {
+	if c.limiter != nil {
+		if err := c.limiter.Wait(ctx); err != nil {
+			return err
+		}
+	}
+	if c.cfg.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.cfg.Timeout)
+		defer cancel()
+	}
+	resp, err := c.send(ctx, r)
 	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	return read(resp.Body)
+}
+
+// decodeList decodes a list page `{"kind":...,"metadata":{...},"items":[...]}` from body
+// as it streams in: each member of the envelope, and each item, is read and decoded on
+// its own, so that neither the page nor any value larger than max bytes (0:
+// DefaultMaxFrameSize) is ever held whole.
+//
+// The bound is per object, not per page, because a page has no size a client can count
+// on: a list at resourceVersion "0" is served from the apiserver's watch cache, which
+// (before pagination from the cache) ignores limit and returns every object at once.
+//
+// It accepts what json.Unmarshal into object.List[T] accepts, with the same result,
+// except for an item that is null, which no object can be made of (json.Unmarshal would
+// leave a nil pointer in Items for the cache to trip over).
+func decodeList[T any](body io.Reader, max int) (*object.List[T], error) {
+	if max <= 0 {
+		max = DefaultMaxFrameSize
+	}
+	in := &budgetReader{r: body}
+	d := &listDecoder{dec: json.NewDecoder(in), in: in, max: max}
+	list := &object.List[T]{}
+	switch tok, err := d.token("the list"); {
+	case err != nil:
+		return nil, err
+	case tok == nil: // null: nothing to decode, as with json.Unmarshal
+		return list, d.end()
+	case tok != json.Delim('{'):
+		return nil, fmt.Errorf("a list is a JSON object, not %v", tok)
+	}
+	for d.dec.More() {
+		tok, err := d.token("a member name")
+		if err != nil {
+			return nil, err
+		}
+		key, ok := tok.(string)
+		if !ok { // Token yields nothing else where a member name is due
+			return nil, fmt.Errorf("a member name is a string, not %v", tok)
+		}
+		if strings.EqualFold(key, "items") { // encoding/json matches names this way
+			if list.Items, err = decodeItems[T](d); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		// Any other member (kind, apiVersion, metadata, or one List does not have) is
+		// decoded on its own into the list, as json.Unmarshal would do in turn.
+		raw, err := d.value("the list's " + strconv.Quote(key))
+		if err != nil {
+			return nil, err
+		}
+		member, err := json.Marshal(map[string]json.RawMessage{key: raw})
+		if err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(member, list); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := d.token("the list's end"); err != nil { // the closing '}'
 		return nil, err
 	}
-	var list object.List[T]
-	if err := json.Unmarshal(b, &list); err != nil {
-		return nil, fmt.Errorf("decoding %s list: %w", r.info.Resource, err)
+	return list, d.end()
+}
+
+// decodeItems decodes the items array, one object at a time.
+func decodeItems[T any](d *listDecoder) ([]T, error) {
+	switch tok, err := d.token("items"); {
+	case err != nil:
+		return nil, err
+	case tok == nil:
+		return nil, nil
+	case tok != json.Delim('['):
+		return nil, fmt.Errorf("items is a JSON array, not %v", tok)
 	}
-	return &list, nil
+	items := []T{}
+	for d.dec.More() {
+		raw, err := d.value(fmt.Sprint("item ", len(items)))
+		if err != nil {
+			return nil, err
+		}
+		if string(raw) == "null" {
+			return nil, fmt.Errorf("item %d is null", len(items))
+		}
+		obj, err := object.DecodeValid[T](raw) // the decoder has validated raw
+		if err != nil {
+			return nil, fmt.Errorf("item %d: %w", len(items), err)
+		}
+		items = append(items, obj)
+	}
+	_, err := d.token("the end of items") // the closing ']'
+	return items, err
+}
+
+// listDecoder reads a list page value by value, each within the size bound.
+type listDecoder struct {
+	dec     *json.Decoder
+	in      *budgetReader
+	max     int
+	scratch json.RawMessage // the current value; decoded objects never retain it
+}
+
+// listValueSlack is what the decoder may read past a value of the maximum size: the
+// separators and white space before it. Beyond it, the value counts as too large.
+const listValueSlack = 4 << 10
+
+// allow lets the decoder read one more value (or token) of at most max bytes.
+func (d *listDecoder) allow() {
+	d.in.limit = d.dec.InputOffset() + int64(d.max) + listValueSlack
+}
+
+// token returns the next token (a delimiter, or a member name); what names it in errors.
+func (d *listDecoder) token(what string) (json.Token, error) {
+	d.allow()
+	tok, err := d.dec.Token()
+	return tok, d.sized(what, err)
+}
+
+// value returns the next value, valid until the next call.
+func (d *listDecoder) value(what string) (json.RawMessage, error) {
+	d.allow()
+	if err := d.dec.Decode(&d.scratch); err != nil {
+		return nil, d.sized(what, err)
+	}
+	if len(d.scratch) > d.max {
+		return nil, d.sized(what, errOverBudget)
+	}
+	return d.scratch, nil
+}
+
+// sized turns running out of budget into the error that says which value was too large.
+func (d *listDecoder) sized(what string, err error) error {
+	if errors.Is(err, errOverBudget) {
+		return fmt.Errorf("%s is %s: %w", what, tooLargeReason(d.max), ErrFrameTooLarge)
+	}
+	return err
+}
+
+// end checks that nothing but white space follows the list, as json.Unmarshal does.
+func (d *listDecoder) end() error {
+	d.allow()
+	if _, err := d.dec.Token(); err != io.EOF {
+		if err == nil {
+			err = errors.New("data after the list")
+		}
+		return d.sized("the data after the list", err)
+	}
+	return nil
+}
+
+// errOverBudget is a read past the budget of the value being decoded.
+var errOverBudget = errors.New("value over its size budget")
+
+// budgetReader hands out bytes up to offset limit and fails past it, so that a
+// json.Decoder reading one value never buffers more than that value's budget.
+type budgetReader struct {
+	r     io.Reader
+	read  int64 // bytes handed out so far
+	limit int64
+}
+
+func (b *budgetReader) Read(p []byte) (int, error) {
+	left := b.limit - b.read
+	if left <= 0 {
+		return 0, errOverBudget
+	}
+	if int64(len(p)) > left {
+		p = p[:left]
+	}
+	n, err := b.r.Read(p)
+	b.read += int64(n)
+	return n, err
 }
 
 // ListAll follows continue tokens until the last page, calling fn for each page, and

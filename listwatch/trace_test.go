@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kinformer/kinformer/apisim"
+	"github.com/kinformer/kinformer/internal/leakcheck"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 	"github.com/kinformer/kinformer/trace"
@@ -101,6 +102,7 @@ func TestWatchFollowsNoInitialEvents(t *testing.T) {
 // The read span covers the frame's own bytes arriving (here in two writes 20 ms apart),
 // not the wait for an idle stream before it.
 func TestWatchReadSpanIsTheFrames(t *testing.T) {
+	leakcheck.Check(t)
 	r, w := io.Pipe()
 	log := &tracerLog{pattern: "x"}
 	watch := listwatch.NewWatchFromReader[*object.Pod](context.Background(), r, listwatch.WatchOptions{Tracer: log})

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gorilla/websocket"
+
 	"github.com/kinformer/kinformer/object"
 	"github.com/kinformer/kinformer/trace"
 )
@@ -59,9 +61,10 @@ type frameSource interface {
 // Watch is an open watch stream of objects of type T. Next returns its events one by one;
 // it is not safe for concurrent Next calls, but Close may be called from any goroutine.
 type Watch[T any] struct {
-	ctx  context.Context
-	src  frameSource
-	idle time.Duration
+	ctx      context.Context
+	src      frameSource
+	idle     time.Duration
+	maxFrame int
 
 	timer     *time.Timer
 	timedOut  atomic.Bool
@@ -78,7 +81,10 @@ type Watch[T any] struct {
 }
 
 func newWatch[T any](ctx context.Context, src frameSource, opts WatchOptions) *Watch[T] {
-	w := &Watch[T]{ctx: ctx, src: src, idle: opts.IdleTimeout, tracer: opts.Tracer, initialEvents: opts.SendInitialEvents}
+	w := &Watch[T]{ctx: ctx, src: src, idle: opts.IdleTimeout, maxFrame: opts.MaxFrameSize, tracer: opts.Tracer, initialEvents: opts.SendInitialEvents}
+	if w.maxFrame <= 0 {
+		w.maxFrame = DefaultMaxFrameSize
+	}
 	if idle := opts.IdleTimeout; idle > 0 {
 		w.timer = time.AfterFunc(idle, func() {
 			w.timedOut.Store(true)
@@ -115,6 +121,10 @@ func (w *Watch[T]) next() (Event[T], error) {
 		return Event[T]{}, ErrIdleTimeout
 	case err != nil && w.ctx.Err() != nil:
 		return Event[T]{}, w.ctx.Err()
+	case errors.Is(err, websocket.ErrReadLimit):
+		// A websocket enforces MaxFrameSize as its read limit (see openWebSocket); its
+		// oversized message is reported as the chunked stream reports an oversized frame.
+		return Event[T]{}, &FrameError{Offset: at, Reason: tooLargeReason(w.maxFrame), Err: ErrFrameTooLarge}
 	case err != nil:
 		return Event[T]{}, err
 	}
@@ -221,9 +231,25 @@ func (s *bodySource) close() error {
 }
 
 // NewWatchFromReader decodes a watch stream from r: a recorded stream, a test fixture or
-// a benchmark's input. Close closes r.
+// a benchmark's input. Close closes r, and so does the end of ctx, as it aborts the read
+// of an HTTP body: a reader that blocks (a pipe, a generator) cannot keep a reflector
+// from stopping.
 func NewWatchFromReader[T any](ctx context.Context, r io.ReadCloser, opts WatchOptions) *Watch[T] {
 	ctx, cancel := context.WithCancel(ctx)
-	src := &bodySource{body: r, frames: newFrameReader(r, opts.MaxFrameSize), cancel: cancel}
+	body := &closeOnce{ReadCloser: r}
+	context.AfterFunc(ctx, func() { _ = body.Close() }) // Close cancels ctx too: r closes once
+	src := &bodySource{body: body, frames: newFrameReader(body, opts.MaxFrameSize), cancel: cancel}
 	return newWatch[T](ctx, src, opts)
+}
+
+// closeOnce lets a reader be closed from two places, the first of which closes it.
+type closeOnce struct {
+	io.ReadCloser
+	once sync.Once
+	err  error
+}
+
+func (c *closeOnce) Close() error {
+	c.once.Do(func() { c.err = c.ReadCloser.Close() })
+	return c.err
 }
