@@ -95,6 +95,13 @@ func (l *listener[T]) add(n note[T]) {
 		return
 	}
 	if len(l.order) == l.orderHead && len(l.buf)-l.head < l.capacity {
+		if l.head > 0 && l.head >= len(l.buf)/2 {
+			// A handler that keeps up but never quite drains would otherwise grow the
+			// array with every notification ever queued: move the live part down.
+			live := copy(l.buf, l.buf[l.head:])
+			clear(l.buf[live:])
+			l.buf, l.head = l.buf[:live], 0
+		}
 		l.buf = append(l.buf, n)
 		l.queued++
 		l.cond.Signal()

@@ -94,3 +94,22 @@ func TestOverflowCoalescing(t *testing.T) {
 		})
 	}
 }
+
+// A handler that keeps up but is always a little behind never drains its buffer: the
+// buffer's array must stay bounded by the capacity, not grow with the events.
+func TestBufferStaysBoundedWhenNeverDrained(t *testing.T) {
+	l := newListener[*object.Pod](HandlerFuncs[*object.Pod]{}, HandlerOptions{Name: "behind", BufferSize: 8})
+	p := &object.Pod{ObjectMeta: object.ObjectMeta{Name: "p"}}
+	l.add(note[*object.Pod]{kind: noteUpdate, old: p, obj: p}) // the one always left behind
+	for range 100000 {
+		l.add(note[*object.Pod]{kind: noteUpdate, old: p, obj: p})
+		if _, ok := l.next(); !ok {
+			t.Fatal("stopped")
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if c := cap(l.buf); c > 4*l.capacity {
+		t.Errorf("buffer array of %d for a capacity of %d after 100000 notifications", c, l.capacity)
+	}
+}
