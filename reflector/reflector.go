@@ -207,7 +207,7 @@ func (r *Reflector[T]) Run(ctx context.Context) {
 			}
 			needList = false
 		}
-		lasted, err := r.watch(ctx, stream)
+		lasted, events, err := r.watch(ctx, stream)
 		stream = nil
 		switch {
 		case ctx.Err() != nil:
@@ -224,11 +224,11 @@ func (r *Reflector[T]) Run(ctx context.Context) {
 			}
 			needList, relist = true, true
 			continue
-		case lasted >= healthyStream:
-			// A stream that worked for a while and broke (a reset connection, a dead
-			// peer noticed by a ping) is most likely a passing fault: resume at once, and
-			// start any backoff over. A server that is really down fails the next
-			// attempt quickly, and that one backs off.
+		case lasted >= healthyStream || events > 0:
+			// A stream that worked (for a while, or delivered events) and broke (a reset
+			// connection, a dead peer noticed by a ping) is most likely a passing fault:
+			// resume at once, and start any backoff over. A server that is really down
+			// fails the next attempt quickly, and that one backs off.
 			r.fail(err)
 			bo.reset()
 			continue
@@ -240,9 +240,9 @@ func (r *Reflector[T]) Run(ctx context.Context) {
 	}
 }
 
-// healthyStream is how long a watch must have worked for its failure to be retried at
-// once rather than after a backoff: the same second after which a clean end is not
-// suspicious (errShortWatch), and client-go's threshold too.
+// healthyStream is how long a watch that delivered no event must have lasted for its
+// failure to be retried at once rather than after a backoff: the same second after which
+// a clean end is not suspicious (errShortWatch), and client-go's rule too.
 const healthyStream = time.Second
 
 // delay is the wait after err: the backoff, or longer when the server asked for longer
@@ -350,9 +350,9 @@ func (r *Reflector[T]) watchOptions() listwatch.WatchOptions {
 var errShortWatch = errors.New("watch closed within a second without any event")
 
 // watch streams events into the store until the stream ends, and returns how long the
-// stream was open. nil means the server ended it cleanly after doing work; anything else
-// is a failure for Run to classify.
-func (r *Reflector[T]) watch(ctx context.Context, w *listwatch.Watch[T]) (time.Duration, error) {
+// stream was open and how many events it delivered. A nil error means the server ended
+// it cleanly after doing work; anything else is a failure for Run to classify.
+func (r *Reflector[T]) watch(ctx context.Context, w *listwatch.Watch[T]) (time.Duration, int, error) {
 	if w == nil {
 		opts := r.watchOptions()
 		opts.ResourceVersion = r.LastSyncResourceVersion()
@@ -362,7 +362,7 @@ func (r *Reflector[T]) watch(ctx context.Context, w *listwatch.Watch[T]) (time.D
 		var err error
 		w, err = r.lw.Watch(ctx, opts)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 	}
 	defer w.Close()
@@ -374,11 +374,11 @@ func (r *Reflector[T]) watch(ctx context.Context, w *listwatch.Watch[T]) (time.D
 			lasted := r.clock.Now().Sub(start)
 			if errors.Is(err, io.EOF) {
 				if events == 0 && lasted < time.Second {
-					return lasted, errShortWatch
+					return lasted, events, errShortWatch
 				}
-				return lasted, nil
+				return lasted, events, nil
 			}
-			return lasted, err
+			return lasted, events, err
 		}
 		events++
 		r.apply(ev)

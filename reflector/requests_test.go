@@ -436,13 +436,19 @@ func TestBrokenHealthyStreamResumesAtOnce(t *testing.T) {
 	if gap := watches[1].at.Sub(cut); gap > 500*time.Millisecond {
 		t.Errorf("re-watched %s after the reset of a healthy stream, want at once", gap)
 	}
-	f.create(t, "breaks-it-again") // the new stream is young: this failure backs off
-	again := time.Now()
-	waitFor(t, func() bool { _, w := f.log.split(); return len(w) >= 3 })
+	// The resumed stream delivers an event and breaks too: it worked, so it resumes at
+	// once again; but that new watch is refused, and a refused watch backs off.
+	isWatch := func(r *http.Request) bool { return r.URL.Query().Get("watch") == "1" }
+	f.sim.Faults().FailRequests(1, http.StatusInternalServerError, 0, isWatch)
+	f.create(t, "breaks-it-again")
+	waitFor(t, func() bool { _, w := f.log.split(); return len(w) >= 4 })
 	f.sim.Faults().CutWatches(0, false)
 	_, watches = f.log.split()
-	if gap := watches[2].at.Sub(again); gap < 700*time.Millisecond {
-		t.Errorf("re-watched %s after a second failure, want a backoff of at least 800 ms", gap)
+	if gap := watches[2].at.Sub(watches[1].at); gap > 500*time.Millisecond {
+		t.Errorf("a stream that delivered an event and broke was re-watched after %s, want at once", gap)
+	}
+	if gap := watches[3].at.Sub(watches[2].at); gap < 700*time.Millisecond {
+		t.Errorf("re-watched %s after a refused watch, want a backoff of at least 800 ms", gap)
 	}
 	if lists, _ := f.log.split(); len(lists) != 1 {
 		t.Errorf("%d lists: a broken stream must resume without a relist", len(lists))
