@@ -263,6 +263,7 @@ func (r *report) quiet(t *testing.T, ctx context.Context, eng *engine, wr *write
 		st := w.status()
 		t.Logf("%s: %+v", w.name, st)
 	}
+	eng.describeManager(t, ctx, direct, ns)
 }
 
 func deploymentsDone(ctx context.Context, direct *listwatch.Client, ns string) (bool, string) {

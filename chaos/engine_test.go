@@ -123,6 +123,7 @@ func firstDiff(want, got map[string]string) string {
 type engine struct {
 	factory *informer.Factory
 	watched []*watched
+	manager *manager.Manager
 	stop    func()
 }
 
@@ -147,10 +148,13 @@ func startEngine(t *testing.T, ctx context.Context, proxied, direct *listwatch.C
 		e.watched = append(e.watched, w)
 	}
 	runCtx, cancel := context.WithCancel(ctx)
-	m, err := manager.New(runCtx, manager.Options{Client: proxied, Namespace: ns, Workers: 2})
+	// A resync every 20 s: a Deployment whose key was dropped after its retry cap during a
+	// storm of faults is looked at again well within a quiet point's 90 s.
+	m, err := manager.New(runCtx, manager.Options{Client: proxied, Namespace: ns, Workers: 2, ResyncPeriod: 20 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.manager = m
 	done := make(chan struct{})
 	go func() { _ = m.Run(runCtx); close(done) }()
 	f.Start(runCtx)
@@ -161,4 +165,45 @@ func startEngine(t *testing.T, ctx context.Context, proxied, direct *listwatch.C
 func rvNumber(rv string) int64 {
 	n, _ := strconv.ParseInt(rv, 10, 64)
 	return n
+}
+
+// describeManager says what the controller manager's own informers hold and why, for a
+// quiet point that did not converge.
+func (e *engine) describeManager(t *testing.T, ctx context.Context, direct *listwatch.Client, ns string) {
+	f := e.manager.Factory()
+	sel := informer.Selectors{Namespace: ns}
+	pods, _ := informer.For[*object.Pod](ctx, f, "pods", sel)
+	rss, _ := informer.For[*object.ReplicaSet](ctx, f, "replicasets.apps", sel)
+	deps, _ := informer.For[*object.Deployment](ctx, f, "deployments.apps", sel)
+	for _, s := range []informer.SyncStatus{pods.Status(), rss.Status(), deps.Status()} {
+		t.Logf("manager informer: %+v", s)
+	}
+	info, _ := direct.Discover(ctx, "replicasets.apps")
+	l, err := listwatch.For[*object.ReplicaSet](direct, info, ns).List(ctx, listwatch.ListOptions{})
+	if err != nil {
+		return
+	}
+	podInfo, _ := direct.Discover(ctx, "pods")
+	pl, _ := listwatch.For[*object.Pod](direct, podInfo, ns).List(ctx, listwatch.ListOptions{})
+	for _, rs := range l.Items {
+		onServer, cached := 0, 0
+		for _, p := range pl.Items {
+			if ref := object.ControllerRef(&p.ObjectMeta); ref != nil && ref.UID == rs.UID {
+				onServer++
+			}
+		}
+		for _, p := range pods.Cache().List() {
+			if ref := object.ControllerRef(&p.ObjectMeta); ref != nil && ref.UID == rs.UID {
+				cached++
+			}
+		}
+		c, _ := rss.Cache().Get(object.Key(rs))
+		cachedRV := ""
+		if c != nil {
+			cachedRV = c.ResourceVersion
+		}
+		t.Logf("rs %s rv %s (cached %s) gen %d spec %d status %d/%d/%d obsgen %d; pods on server %d, in the manager's cache %d",
+			rs.Name, rs.ResourceVersion, cachedRV, rs.Generation, *rs.Spec.Replicas, rs.Status.Replicas, rs.Status.ReadyReplicas,
+			rs.Status.AvailableReplicas, rs.Status.ObservedGeneration, onServer, cached)
+	}
 }

@@ -15,7 +15,7 @@ import (
 )
 
 const controllerManagerUsage = "usage: kinformer controller-manager --kubeconfig FILE [--controllers " +
-	"replicaset,deployment] [--workers 5] [--metrics-addr 127.0.0.1:10257] [--leader-elect] " +
+	"replicaset,deployment] [--workers 5] [--resync-period 5m] [--metrics-addr 127.0.0.1:10257] [--leader-elect] " +
 	"[--leader-elect-namespace kube-system] [--leader-elect-id NAME] [--lease-duration 15s] " +
 	"[--renew-deadline 10s] [--retry-period 2s] [-v]"
 
@@ -29,6 +29,7 @@ type controllerManagerFlags struct {
 	kubeconfig, context string
 	controllers         string
 	workers             int
+	resync              time.Duration
 	metricsAddr         string
 	elect               bool
 	le                  manager.LeaderElection
@@ -43,6 +44,7 @@ func (f *controllerManagerFlags) parse(args []string, stderr io.Writer) error {
 	fs.StringVar(&f.context, "context", "", "kubeconfig context")
 	fs.StringVar(&f.controllers, "controllers", strings.Join(manager.Known(), ","), "controllers to run")
 	fs.IntVar(&f.workers, "workers", 5, "workers per controller")
+	fs.DurationVar(&f.resync, "resync-period", 5*time.Minute, "look at every object again this often, changed or not")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", defaultMetricsAddr, "address of /metrics, /healthz and /readyz, served without authentication (\"\" for none)")
 	fs.BoolVar(&f.elect, "leader-elect", false, "contend for the "+manager.LeaseName+" Lease before acting")
 	fs.StringVar(&f.le.Namespace, "leader-elect-namespace", "kube-system", "namespace of the Lease")
@@ -100,7 +102,7 @@ func runControllerManager(ctx context.Context, args []string, stdout, stderr io.
 		level = slog.LevelInfo
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	m, err := manager.New(ctx, manager.Options{Client: c, Controllers: splitList(f.controllers), Workers: f.workers,
+	m, err := manager.New(ctx, manager.Options{Client: c, Controllers: splitList(f.controllers), Workers: f.workers, ResyncPeriod: f.resync,
 		MetricsAddr: f.metricsAddr, LeaderElect: f.elect, LeaderElection: f.le, Logger: logger})
 	if err != nil {
 		return explain(err, cfg.Host)

@@ -31,6 +31,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Namespace limits the controller to one namespace ("": all).
 	Namespace string
+	// ResyncPeriod, when set, looks at every object again that often even without a
+	// change: a key dropped after its retries (or a write whose event was lost) is not
+	// forgotten. kube-controller-manager's informers resync every 12 to 24 hours.
+	ResyncPeriod time.Duration
 	// Now is the clock for conditions and progress deadlines (nil: time.Now).
 	Now func() time.Time
 }
@@ -95,7 +99,7 @@ func New(ctx context.Context, f *informer.Factory, c *listwatch.Client, opts Opt
 		AddFunc:    func(d *object.Deployment, _ bool) { dc.enqueue(d) },
 		UpdateFunc: func(_, d *object.Deployment) { dc.enqueue(d) },
 		DeleteFunc: func(d *object.Deployment, _ bool) { dc.enqueue(d) },
-	}, informer.HandlerOptions{Name: Name})
+	}, informer.HandlerOptions{Name: Name, ResyncPeriod: opts.ResyncPeriod})
 	if err != nil {
 		return nil, err
 	}

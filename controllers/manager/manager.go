@@ -43,6 +43,10 @@ type Options struct {
 	// Namespace limits every controller to one namespace ("": all, as a cluster's
 	// controller manager runs).
 	Namespace string
+	// ResyncPeriod has each controller look at every object again that often [5 min]:
+	// a key dropped after its retry cap is not forgotten. Syncs that change nothing
+	// write nothing.
+	ResyncPeriod time.Duration
 	// MetricsAddr serves /metrics, /healthz and /readyz ["": no HTTP server]. Use a
 	// loopback address unless the endpoints must be reachable from elsewhere.
 	MetricsAddr string
@@ -75,17 +79,18 @@ type shared struct {
 	metrics      *controllers.Metrics
 	logger       *slog.Logger
 	namespace    string
+	resync       time.Duration
 }
 
 // constructors build the known controllers, by name, with their event recorder.
 var constructors = map[string]func(ctx context.Context, s shared, rec *events.Recorder) (controller, error){
 	deployment.Name: func(ctx context.Context, s shared, rec *events.Recorder) (controller, error) {
 		return deployment.New(ctx, s.factory, s.client, deployment.Options{Recorder: rec,
-			QueueMetrics: s.queueMetrics, Metrics: s.metrics, Logger: s.logger, Namespace: s.namespace})
+			QueueMetrics: s.queueMetrics, Metrics: s.metrics, Logger: s.logger, Namespace: s.namespace, ResyncPeriod: s.resync})
 	},
 	replicaset.Name: func(ctx context.Context, s shared, rec *events.Recorder) (controller, error) {
 		return replicaset.New(ctx, s.factory, s.client, replicaset.Options{Recorder: rec,
-			QueueMetrics: s.queueMetrics, Metrics: s.metrics, Logger: s.logger, Namespace: s.namespace})
+			QueueMetrics: s.queueMetrics, Metrics: s.metrics, Logger: s.logger, Namespace: s.namespace, ResyncPeriod: s.resync})
 	},
 }
 
@@ -119,6 +124,9 @@ func New(ctx context.Context, opts Options) (*Manager, error) {
 	if opts.Workers <= 0 {
 		opts.Workers = 5
 	}
+	if opts.ResyncPeriod == 0 {
+		opts.ResyncPeriod = 5 * time.Minute
+	}
 	if len(opts.Controllers) == 0 {
 		opts.Controllers = Known()
 	}
@@ -141,7 +149,7 @@ func New(ctx context.Context, opts Options) (*Manager, error) {
 	}
 	m.factory = informer.NewFactory(opts.Client, informer.FactoryOptions{Metrics: infMetrics})
 	host, _ := os.Hostname()
-	s := shared{factory: m.factory, client: opts.Client, queueMetrics: queueMetrics, metrics: syncMetrics, logger: opts.Logger, namespace: opts.Namespace}
+	s := shared{factory: m.factory, client: opts.Client, queueMetrics: queueMetrics, metrics: syncMetrics, logger: opts.Logger, namespace: opts.Namespace, resync: opts.ResyncPeriod}
 	for _, name := range opts.Controllers {
 		build, ok := constructors[name]
 		if !ok {

@@ -38,6 +38,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Namespace limits the controller to one namespace ("": all).
 	Namespace string
+	// ResyncPeriod, when set, looks at every object again that often even without a
+	// change: a key dropped after its retries (or a write whose event was lost) is not
+	// forgotten. kube-controller-manager's informers resync every 12 to 24 hours.
+	ResyncPeriod time.Duration
 	// Now is the clock for availability and expectations (nil: time.Now).
 	Now func() time.Time
 }
@@ -98,7 +102,7 @@ func New(ctx context.Context, f *informer.Factory, c *listwatch.Client, opts Opt
 		}}
 	rsReg, err := rsInf.AddEventHandler(informer.HandlerFuncs[*object.ReplicaSet]{
 		AddFunc: rc.addRS, UpdateFunc: rc.updateRS, DeleteFunc: rc.deleteRS,
-	}, informer.HandlerOptions{Name: Name})
+	}, informer.HandlerOptions{Name: Name, ResyncPeriod: opts.ResyncPeriod})
 	if err != nil {
 		return nil, err
 	}
