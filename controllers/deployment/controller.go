@@ -2,7 +2,6 @@ package deployment
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"maps"
 	"strings"
@@ -19,25 +18,8 @@ import (
 // Name is the controller's name in metrics and in --controllers.
 const Name = "deployment"
 
-// Options configure a Controller. Zero values pick the defaults.
-type Options struct {
-	// Recorder receives the controller's events; nil records none.
-	Recorder *events.Recorder
-	// QueueMetrics exports the work queue as workqueue_*{name="deployment"}.
-	QueueMetrics *workqueue.Metrics
-	// Metrics records syncs.
-	Metrics *controllers.Metrics
-	// Logger reports sync errors and dropped keys; nil is silent.
-	Logger *slog.Logger
-	// Namespace limits the controller to one namespace ("": all).
-	Namespace string
-	// ResyncPeriod, when set, looks at every object again that often even without a
-	// change: a key dropped after its retries (or a write whose event was lost) is not
-	// forgotten. kube-controller-manager's informers resync every 12 to 24 hours.
-	ResyncPeriod time.Duration
-	// Now is the clock for conditions and progress deadlines (nil: time.Now).
-	Now func() time.Time
-}
+// Options configure a Controller (see controllers.Options).
+type Options = controllers.Options
 
 // Controller is the Deployment controller.
 type Controller struct {
@@ -61,12 +43,7 @@ type Controller struct {
 // New registers the controller's informers (deployments, replicasets, pods) and
 // handlers on f, the process's shared factory; Run starts its workers.
 func New(ctx context.Context, f *informer.Factory, c *listwatch.Client, opts Options) (*Controller, error) {
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
+	opts = opts.WithDefaults()
 	dInf, err := informer.For[*object.Deployment](ctx, f, "deployments.apps", informer.Selectors{Namespace: opts.Namespace})
 	if err != nil {
 		return nil, err

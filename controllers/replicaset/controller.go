@@ -3,7 +3,6 @@ package replicaset
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"time"
 
@@ -26,25 +25,8 @@ const BurstReplicas = 500
 // controllerUIDIndex indexes pods by the UID of their ControllerRef.
 const controllerUIDIndex = "replicaset.controllerUID"
 
-// Options configure a Controller. Zero values pick the defaults.
-type Options struct {
-	// Recorder receives the controller's events; nil records none.
-	Recorder *events.Recorder
-	// QueueMetrics exports the work queue as workqueue_*{name="replicaset"}.
-	QueueMetrics *workqueue.Metrics
-	// Metrics records syncs.
-	Metrics *controllers.Metrics
-	// Logger reports sync errors and dropped keys; nil is silent.
-	Logger *slog.Logger
-	// Namespace limits the controller to one namespace ("": all).
-	Namespace string
-	// ResyncPeriod, when set, looks at every object again that often even without a
-	// change: a key dropped after its retries (or a write whose event was lost) is not
-	// forgotten. kube-controller-manager's informers resync every 12 to 24 hours.
-	ResyncPeriod time.Duration
-	// Now is the clock for availability and expectations (nil: time.Now).
-	Now func() time.Time
-}
+// Options configure a Controller (see controllers.Options).
+type Options = controllers.Options
 
 // Controller is the ReplicaSet controller.
 type Controller struct {
@@ -66,12 +48,7 @@ type Controller struct {
 // factory) and returns it; Run starts its workers. Informers keep running without
 // workers, so a standby controller manager stays warm.
 func New(ctx context.Context, f *informer.Factory, c *listwatch.Client, opts Options) (*Controller, error) {
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
+	opts = opts.WithDefaults()
 	rsInf, err := informer.For[*object.ReplicaSet](ctx, f, "replicasets.apps", informer.Selectors{Namespace: opts.Namespace})
 	if err != nil {
 		return nil, err
