@@ -215,7 +215,6 @@ type report struct {
 	faults, divergences int
 	kinds               map[string]int
 	convergence         []time.Duration
-	slowest             string
 	broken              []string
 	overshoot           string
 	snapshots           int
