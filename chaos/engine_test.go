@@ -160,3 +160,44 @@ func startEngine(t *testing.T, ctx context.Context, proxied, direct *listwatch.C
 	e.stop = func() { cancel(); <-done; f.Shutdown() }
 	return e
 }
+
+// describeManager says what the controller manager's own informers hold and why, for a
+// quiet point that did not converge.
+func (e *engine) describeManager(t *testing.T, ctx context.Context, direct *listwatch.Client, ns string) {
+	f := e.manager.Factory()
+	sel := informer.Selectors{Namespace: ns}
+	pods, _ := informer.For[*object.Pod](ctx, f, "pods", sel)
+	rss, _ := informer.For[*object.ReplicaSet](ctx, f, "replicasets.apps", sel)
+	deps, _ := informer.For[*object.Deployment](ctx, f, "deployments.apps", sel)
+	for _, s := range []informer.SyncStatus{pods.Status(), rss.Status(), deps.Status()} {
+		t.Logf("manager informer: %+v", s)
+	}
+	info, _ := direct.Discover(ctx, "replicasets.apps")
+	l, err := listwatch.For[*object.ReplicaSet](direct, info, ns).List(ctx, listwatch.ListOptions{})
+	if err != nil {
+		return
+	}
+	podInfo, _ := direct.Discover(ctx, "pods")
+	pl, _ := listwatch.For[*object.Pod](direct, podInfo, ns).List(ctx, listwatch.ListOptions{})
+	for _, rs := range l.Items {
+		onServer, cached := 0, 0
+		for _, p := range pl.Items {
+			if ref := object.ControllerRef(&p.ObjectMeta); ref != nil && ref.UID == rs.UID {
+				onServer++
+			}
+		}
+		for _, p := range pods.Cache().List() {
+			if ref := object.ControllerRef(&p.ObjectMeta); ref != nil && ref.UID == rs.UID {
+				cached++
+			}
+		}
+		c, _ := rss.Cache().Get(object.Key(rs))
+		cachedRV := ""
+		if c != nil {
+			cachedRV = c.ResourceVersion
+		}
+		t.Logf("rs %s rv %s (cached %s) gen %d spec %d status %d/%d/%d obsgen %d; pods on server %d, in the manager's cache %d",
+			rs.Name, rs.ResourceVersion, cachedRV, rs.Generation, *rs.Spec.Replicas, rs.Status.Replicas, rs.Status.ReadyReplicas,
+			rs.Status.AvailableReplicas, rs.Status.ObservedGeneration, onServer, cached)
+	}
+}
