@@ -70,9 +70,8 @@ type FIFO[T object.Object] struct {
 	closed  bool
 	popping sync.Mutex // one consumer at a time
 
-	initialPending bool // the first Replace is queued and not yet processed
-	synced         bool
-	populated      bool // a Replace (or any delta) was ever queued
+	synced    bool
+	populated bool // a Replace (or any delta) was ever queued
 }
 
 // New returns an empty FIFO.
@@ -87,7 +86,7 @@ func (f *FIFO[T]) push(it *Item[T]) {
 	f.cond.Signal()
 }
 
-func (f *FIFO[T]) addDelta(t DeltaType, obj T, fsu bool) {
+func (f *FIFO[T]) addDelta(t DeltaType, obj T) {
 	key := object.Key(obj)
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -96,26 +95,23 @@ func (f *FIFO[T]) addDelta(t DeltaType, obj T, fsu bool) {
 	}
 	if t == Deleted {
 		if prev := f.last[key]; prev != nil && prev.Delta.Type == Deleted {
-			if prev.Delta.FinalStateUnknown && !fsu { // keep the better-informed one
-				prev.Delta.Object, prev.Delta.FinalStateUnknown = obj, false
-			}
-			return
+			return // a trailing duplicate of a delete still queued
 		}
 	}
-	it := &Item[T]{Delta: Delta[T]{Type: t, Key: key, Object: obj, FinalStateUnknown: fsu}}
+	it := &Item[T]{Delta: Delta[T]{Type: t, Key: key, Object: obj}}
 	f.last[key] = it
 	f.populated = true
 	f.push(it)
 }
 
 // Add queues an Added delta.
-func (f *FIFO[T]) Add(obj T) { f.addDelta(Added, obj, false) }
+func (f *FIFO[T]) Add(obj T) { f.addDelta(Added, obj) }
 
 // Update queues an Updated delta.
-func (f *FIFO[T]) Update(obj T) { f.addDelta(Updated, obj, false) }
+func (f *FIFO[T]) Update(obj T) { f.addDelta(Updated, obj) }
 
 // Delete queues a Deleted delta carrying the object's final state.
-func (f *FIFO[T]) Delete(obj T) { f.addDelta(Deleted, obj, false) }
+func (f *FIFO[T]) Delete(obj T) { f.addDelta(Deleted, obj) }
 
 // Replace queues a relist. The first one is the initial population: HasSynced turns true
 // once it has been processed.
@@ -126,9 +122,6 @@ func (f *FIFO[T]) Replace(objs []T, resourceVersion string) {
 		return
 	}
 	initial := !f.populated
-	if initial {
-		f.initialPending = true
-	}
 	f.populated = true
 	// The relist is now every key's newest pending news: a Delete after it must not be
 	// deduplicated against one before it, or an object the relist brings back and the
@@ -185,7 +178,7 @@ func (f *FIFO[T]) Pop(ctx context.Context, process func(*Item[T]) error) error {
 	err := process(it)
 	if it.Replace != nil && it.Replace.Initial {
 		f.mu.Lock()
-		f.initialPending, f.synced = false, true
+		f.synced = true
 		f.mu.Unlock()
 	}
 	return err

@@ -110,7 +110,11 @@ func (t *target) open(ctx context.Context, fs *flag.FlagSet, args []string, usag
 		c.CloseIdleConnections()
 		return nil, explain(err, cfg.Host)
 	}
-	info, _ := c.Discover(ctx, pos[0]) // cached by the call above
+	info, err := c.Discover(ctx, pos[0]) // cached by the call above
+	if err != nil {
+		c.CloseIdleConnections()
+		return nil, explain(err, cfg.Host)
+	}
 	return &session{factory: f, inf: inf, res: listwatch.For[*object.Raw](c, info, ns), host: cfg.Host, trace: t.trace}, nil
 }
 
