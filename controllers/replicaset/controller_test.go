@@ -111,6 +111,14 @@ func TestClaimsOrphansReleasesAndNeverSteals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The orphans are in the controller's cache before the ReplicaSet exists: otherwise
+	// its first sync may run before the pod informer shows them, and create pods that the
+	// adoption then makes surplus (two informers, no order between them).
+	e.eventually(10*time.Second, func() bool {
+		_, bare := e.ctrl.podCache.Get("ns/bare")
+		_, foreign := e.ctrl.podCache.Get("ns/foreign")
+		return bare && foreign
+	}, func() string { return "the orphans never reached the pod cache" })
 	rs := e.createRS(newRS("web", 3))
 	e.eventually(10*time.Second, func() bool { return len(e.ownedActive(rs)) == 3 }, func() string { return fmt.Sprint(names(e.ownedActive(rs))) })
 	if !strings.Contains(strings.Join(names(e.ownedActive(rs)), ","), "bare") {
