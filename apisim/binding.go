@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 
 	"github.com/kinformer/kinformer/object"
 )
@@ -97,8 +96,7 @@ func (s *Server) serveBinding(w http.ResponseWriter, r *http.Request, req apiReq
 		}
 	}
 	markScheduled(next, s.opts.Now().UTC().Format("2006-01-02T15:04:05Z"))
-	nm["resourceVersion"] = strconv.FormatInt(s.store.rev+1, 10)
-	s.store.commit(tk, key, cur, encode(next))
+	s.store.commit(tk, key, cur, next, commitPut)
 	writeJSON(w, http.StatusCreated, map[string]any{"kind": "Status", "apiVersion": "v1", "metadata": map[string]any{},
 		"status": "Success", "code": http.StatusCreated})
 	return nil

@@ -220,16 +220,16 @@ func deleteObject(st *store, tk, key string, cur *record, opts deleteOptions, no
 	switch {
 	case graceful:
 		// Stays for its kubelet, unless the grace was shortened to nothing and no
-		// finalizer holds it: put removes it then.
-		return http.StatusOK, st.put(tk, key, cur, next)
+		// finalizer holds it: the commit removes it then.
+		return http.StatusOK, st.commit(tk, key, cur, next, commitPut)
 	case len(finalizers(next)) > 0:
 		markDeleting(m, now)
 		if equalJSON(next, cur.obj) {
 			return http.StatusAccepted, cur // already marked so: nothing to write
 		}
-		return http.StatusAccepted, st.put(tk, key, cur, next)
+		return http.StatusAccepted, st.commit(tk, key, cur, next, commitPut)
 	}
-	return http.StatusOK, st.remove(tk, key, cur, next)
+	return http.StatusOK, st.commit(tk, key, cur, next, commitRemove)
 }
 
 // serveDelete answers a DELETE of one object.

@@ -176,7 +176,7 @@ func (g *collector) collectIfOwnerless(id objectID, rec *record) {
 	case solid > 0:
 		// An owner remains. Forgetting the ones in a foreground deletion also lets them
 		// go: they would otherwise wait for this object for ever.
-		g.store.put(id.resource, id.key, rec, withoutOwners(rec.obj, drop))
+		g.store.commit(id.resource, id.key, rec, withoutOwners(rec.obj, drop), commitPut)
 	case waiting > 0 && len(g.graph.dependentsOf(id)) > 0:
 		// An owner waits in the foreground, so this object's own dependents go before it.
 		g.delete(id, rec, propagateForeground)
@@ -201,7 +201,7 @@ func (g *collector) deleteDependents(id objectID, rec *record) {
 		}
 	}
 	if !blocked {
-		g.store.put(id.resource, id.key, rec, withoutFinalizer(rec.obj, finalizerForeground))
+		g.store.commit(id.resource, id.key, rec, withoutFinalizer(rec.obj, finalizerForeground), commitPut)
 	}
 }
 
@@ -210,10 +210,10 @@ func (g *collector) deleteDependents(id objectID, rec *record) {
 func (g *collector) orphanDependents(id objectID, rec *record) {
 	for _, d := range g.graph.dependentsOf(id) {
 		if drec := g.current(d); drec != nil {
-			g.store.put(d.resource, d.key, drec, withoutOwners(drec.obj, map[string]bool{id.uid: true}))
+			g.store.commit(d.resource, d.key, drec, withoutOwners(drec.obj, map[string]bool{id.uid: true}), commitPut)
 		}
 	}
-	g.store.put(id.resource, id.key, rec, withoutFinalizer(rec.obj, finalizerOrphan))
+	g.store.commit(id.resource, id.key, rec, withoutFinalizer(rec.obj, finalizerOrphan), commitPut)
 }
 
 // delete deletes id as a client's DELETE with propagation policy p would ("": none given).

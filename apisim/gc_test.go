@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/kinformer/kinformer/apisim"
+	"github.com/kinformer/kinformer/internal/testwait"
 )
 
 // Cascading deletion: the simulator's garbage collector and the propagation policies of a
@@ -76,22 +77,6 @@ func stateOf(t *testing.T, urls map[string]string) map[string]string {
 		}
 	}
 	return state
-}
-
-// eventually waits up to 5 s for check to report no difference.
-func eventually(t *testing.T, what string, check func() string) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		d := check()
-		if d == "" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s (-want +got):\n%s", what, d)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 // family is what a Deployment controller leaves behind: Deployment web owns the
@@ -158,9 +143,9 @@ func waitForCollector(t *testing.T, base string) {
 	dep := create(t, cms, fmt.Sprintf(`{"metadata":{"generateName":"dep-","ownerReferences":[%s]}}`, ownedBy(owner)))
 	call(t, "DELETE", cms+"/"+metaOf(owner)["name"].(string), "", "")
 	depURL := cms + "/" + metaOf(dep)["name"].(string)
-	eventually(t, "the collector's barrier", func() string {
+	testwait.Until(t, 5*time.Second, func() string {
 		return cmp.Diff(map[string]string{"dep": "gone"}, stateOf(t, map[string]string{"dep": depURL}))
-	})
+	}, "the collector's barrier (-want +got)")
 }
 
 // TestCascadingDeletion deletes a Deployment with each policy. The pod web-a-1 runs on a
@@ -218,9 +203,9 @@ func TestCascadingDeletion(t *testing.T) {
 					t.Errorf("the answer's metadata.%s = %v, want %v", k, got, want)
 				}
 			}
-			eventually(t, "before the kubelet", func() string { return cmp.Diff(tt.waiting, f.state(t)) })
+			testwait.Until(t, 5*time.Second, func() string { return cmp.Diff(tt.waiting, f.state(t)) }, "before the kubelet (-want +got)")
 			f.finishTerminatingPods(t)
-			eventually(t, "after the kubelet", func() string { return cmp.Diff(tt.final, f.state(t)) })
+			testwait.Until(t, 5*time.Second, func() string { return cmp.Diff(tt.final, f.state(t)) }, "after the kubelet (-want +got)")
 		})
 	}
 }
@@ -231,9 +216,9 @@ func TestOrphanedDependentsAreUntouched(t *testing.T) {
 	_, base := start(t, atFixedNow())
 	f := newFamily(t, base, "ns1")
 	call(t, "DELETE", f.urls["deployment/web"], "application/json", `{"propagationPolicy":"Orphan"}`)
-	eventually(t, "the orphaning", func() string {
+	testwait.Until(t, 5*time.Second, func() string {
 		return cmp.Diff(map[string]string{"deployment/web": "gone"}, stateOf(t, map[string]string{"deployment/web": f.urls["deployment/web"]}))
-	})
+	}, "the orphaning (-want +got)")
 	for label, before := range f.objs {
 		if label == "deployment/web" {
 			continue
@@ -368,13 +353,13 @@ func TestDependentWithAnotherOwnerSurvives(t *testing.T) {
 			urls := map[string]string{"a": cms + "/a", "b": cms + "/b", "shared": cms + "/shared"}
 
 			call(t, "DELETE", cms+"/a", "application/json", `{"propagationPolicy":"`+policy+`"}`)
-			eventually(t, "after deleting a", func() string {
+			testwait.Until(t, 5*time.Second, func() string {
 				return cmp.Diff(map[string]string{"a": "gone", "b": "live, no owner", "shared": "live, owned by b"}, stateOf(t, urls))
-			})
+			}, "after deleting a (-want +got)")
 			call(t, "DELETE", cms+"/b", "application/json", `{"propagationPolicy":"`+policy+`"}`)
-			eventually(t, "after deleting b", func() string {
+			testwait.Until(t, 5*time.Second, func() string {
 				return cmp.Diff(map[string]string{"a": "gone", "b": "gone", "shared": "gone"}, stateOf(t, urls))
-			})
+			}, "after deleting b (-want +got)")
 		})
 	}
 }
@@ -389,9 +374,9 @@ func TestOwnershipStaysInItsNamespace(t *testing.T) {
 	theirs := create(t, ns2, fmt.Sprintf(`{"metadata":{"name":"theirs","ownerReferences":[%s]}}`, ownedBy(owner)))
 
 	call(t, "DELETE", ns1+"/owner", "application/json", `{"propagationPolicy":"Background"}`)
-	eventually(t, "the cascade in ns1", func() string {
+	testwait.Until(t, 5*time.Second, func() string {
 		return cmp.Diff(map[string]string{"mine": "gone"}, stateOf(t, map[string]string{"mine": ns1 + "/mine"}))
-	})
+	}, "the cascade in ns1 (-want +got)")
 	// A write to it after the owner is gone must not make it look like a late dependent.
 	call(t, "PATCH", ns2+"/theirs", "application/merge-patch+json", `{"metadata":{"labels":{"touched":"by-the-test"}}}`)
 	waitForCollector(t, base)
@@ -411,9 +396,9 @@ func TestDependentCreatedAfterItsOwnerIsGone(t *testing.T) {
 	call(t, "DELETE", cms+"/owner", "", "")
 	create(t, cms, fmt.Sprintf(`{"metadata":{"name":"late","ownerReferences":[%s]}}`, ownedBy(owner)))
 	create(t, cms, `{"metadata":{"name":"stranger","ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"never","uid":"never-was"}]}}`)
-	eventually(t, "the late dependent", func() string {
+	testwait.Until(t, 5*time.Second, func() string {
 		return cmp.Diff(map[string]string{"late": "gone"}, stateOf(t, map[string]string{"late": cms + "/late"}))
-	})
+	}, "the late dependent (-want +got)")
 	waitForCollector(t, base)
 	if got := stateOf(t, map[string]string{"stranger": cms + "/stranger"}); got["stranger"] != "live, owned by never" {
 		t.Errorf("the object whose owner never existed: %s", got["stranger"])
@@ -480,7 +465,7 @@ func TestPropagationPolicyChoice(t *testing.T) {
 			}
 			want := map[string]string{"owner": tt.wantOwner, "dependent": tt.wantDepend}
 			urls := map[string]string{"owner": owners + "/owner", "dependent": cms + "/dependent"}
-			eventually(t, "after the delete", func() string { return cmp.Diff(want, stateOf(t, urls)) })
+			testwait.Until(t, 5*time.Second, func() string { return cmp.Diff(want, stateOf(t, urls)) }, "after the delete (-want +got)")
 		})
 	}
 }
@@ -515,10 +500,10 @@ func TestForegroundDeletionOfARunningPod(t *testing.T) {
 			t.Errorf("delete: %d, metadata.%s = %v, want 200 and %v", code, k, got, v)
 		}
 	}
-	eventually(t, "the collector's part", func() string {
+	testwait.Until(t, 5*time.Second, func() string {
 		_, p := call(t, "GET", pods+"/p", "", "")
 		return cmp.Diff([]any{"terminating 30s", nil}, []any{describe(p), metaOf(p)["finalizers"]})
-	})
+	}, "the collector's part (-want +got)")
 	body := fmt.Sprintf(`{"gracePeriodSeconds":0,"preconditions":{"uid":%q}}`, metaOf(pod)["uid"])
 	if code, _ := call(t, "DELETE", pods+"/p", "application/json", body); code != 200 {
 		t.Errorf("the kubelet's delete: %d", code)
@@ -539,16 +524,16 @@ func TestForegroundOwnerWaitsForItsRunningPod(t *testing.T) {
 	urls := map[string]string{"owner": cms + "/owner", "late": cms + "/late", "pod": pods + "/p"}
 
 	call(t, "DELETE", cms+"/owner", "application/json", `{"propagationPolicy":"Foreground"}`)
-	eventually(t, "waiting for the kubelet", func() string {
+	testwait.Until(t, 5*time.Second, func() string {
 		return cmp.Diff(map[string]string{"owner": "deleting [foregroundDeletion]", "late": "gone", "pod": "terminating 30s"}, stateOf(t, urls))
-	})
+	}, "waiting for the kubelet (-want +got)")
 	create(t, cms, fmt.Sprintf(`{"metadata":{"name":"late","ownerReferences":[%s]}}`, ownedBy(owner)))
-	eventually(t, "the dependent created during the deletion", func() string {
+	testwait.Until(t, 5*time.Second, func() string {
 		return cmp.Diff(map[string]string{"owner": "deleting [foregroundDeletion]", "late": "gone", "pod": "terminating 30s"}, stateOf(t, urls))
-	})
+	}, "the dependent created during the deletion (-want +got)")
 	body := fmt.Sprintf(`{"gracePeriodSeconds":0,"preconditions":{"uid":%q}}`, metaOf(pod)["uid"])
 	call(t, "DELETE", pods+"/p", "application/json", body)
-	eventually(t, "after the kubelet", func() string {
+	testwait.Until(t, 5*time.Second, func() string {
 		return cmp.Diff(map[string]string{"owner": "gone", "late": "gone", "pod": "gone"}, stateOf(t, urls))
-	})
+	}, "after the kubelet (-want +got)")
 }

@@ -30,80 +30,118 @@ func (s *Server) parseFilter(r *http.Request, req apiRequest) (filter, error) {
 // serveList answers a list: from the current state, or from a past snapshot for
 // resourceVersionMatch=Exact and for continue tokens, in pages when limit is set.
 func (s *Server) serveList(w http.ResponseWriter, r *http.Request, req apiRequest) error {
-	q := r.URL.Query()
-	f, err := s.parseFilter(r, req)
+	lq, err := s.parseList(r, req)
 	if err != nil {
 		return err
 	}
-	limit, _ := strconv.ParseInt(q.Get("limit"), 10, 64)
-	rvParam, match := q.Get("resourceVersion"), q.Get("resourceVersionMatch")
+	rev, items, err := s.listSnapshot(typeKey(req.typ.Group, req.typ.Resource), lq.at)
+	if err != nil {
+		return err
+	}
+	page, remaining := paginate(items, lq.filter, lq.at.after, lq.limit)
+	writeRaw(w, http.StatusOK, encodeList(req.typ, lq.metaOnly, rev, page, remaining))
+	return nil
+}
+
+// listQuery is a list request's parameters, checked.
+type listQuery struct {
+	filter   filter
+	limit    int64 // <= 0: no limit
+	at       listPoint
+	metaOnly bool // PartialObjectMetadataList instead of whole objects
+}
+
+// listPoint is the revision a list reads. Only the store can tell whether it is still
+// there, or there yet, so it is checked under the store's lock (listSnapshot).
+type listPoint struct {
+	// pinned: the list reads the snapshot at rev (resourceVersionMatch=Exact, or a
+	// continue token); otherwise it reads the current state, which must have reached
+	// notOlderThan.
+	pinned       bool
+	rev          int64
+	notOlderThan int64
+	after        string // the last key of the previous page: this page starts after it
+	continued    bool   // from a continue token, which expires with its own message
+}
+
+func (s *Server) parseList(r *http.Request, req apiRequest) (listQuery, error) {
+	q := r.URL.Query()
+	f, err := s.parseFilter(r, req)
+	if err != nil {
+		return listQuery{}, err
+	}
+	lq := listQuery{filter: f, metaOnly: wantsMetadata(r.Header.Get("Accept"))}
+	lq.limit, _ = strconv.ParseInt(q.Get("limit"), 10, 64)
+	rv, match := q.Get("resourceVersion"), q.Get("resourceVersionMatch")
 	if match != "" && match != "Exact" && match != "NotOlderThan" {
-		return badRequest("invalid resourceVersionMatch %q", match)
+		return listQuery{}, badRequest("invalid resourceVersionMatch %q", match)
 	}
-	if match != "" && rvParam == "" {
-		return badRequest("resourceVersionMatch is forbidden unless resourceVersion is provided")
+	if match != "" && rv == "" {
+		return listQuery{}, badRequest("resourceVersionMatch is forbidden unless resourceVersion is provided")
 	}
-	tk := typeKey(req.typ.Group, req.typ.Resource)
+	lq.at, err = parseListPoint(rv, match, q.Get("continue"))
+	return lq, err
+}
 
-	s.store.mu.Lock()
-	rev := s.store.rev
-	start := ""
+func parseListPoint(rv, match, cont string) (listPoint, error) {
 	switch {
-	case q.Get("continue") != "":
-		if rvParam != "" {
-			s.store.mu.Unlock()
-			return badRequest("specifying resource version is not allowed when using continue")
+	case cont != "":
+		if rv != "" {
+			return listPoint{}, badRequest("specifying resource version is not allowed when using continue")
 		}
-		tok, err := decodeContinue(q.Get("continue"))
+		tok, err := decodeContinue(cont)
 		if err != nil {
-			s.store.mu.Unlock()
-			return err
+			return listPoint{}, err
 		}
-		rev, start = tok.Rev, tok.Start
+		return listPoint{pinned: true, rev: tok.Rev, after: tok.Start, continued: true}, nil
 	case match == "Exact":
-		n, err := strconv.ParseInt(rvParam, 10, 64)
-		if err != nil {
-			s.store.mu.Unlock()
-			return badRequest("invalid resourceVersion %q", rvParam)
-		}
-		rev = n
-	case rvParam != "" && rvParam != "0":
-		n, err := strconv.ParseInt(rvParam, 10, 64)
-		if err != nil {
-			s.store.mu.Unlock()
-			return badRequest("invalid resourceVersion %q", rvParam)
-		}
-		if n > rev {
-			s.store.mu.Unlock()
-			return tooLargeRV(n, rev)
-		}
+		n, err := parseListRV(rv)
+		return listPoint{pinned: true, rev: n}, err
+	case rv != "" && rv != "0":
+		n, err := parseListRV(rv)
+		return listPoint{notOlderThan: n}, err
 	}
-	if rev > s.store.rev {
-		s.store.mu.Unlock()
-		return tooLargeRV(rev, s.store.rev)
-	}
-	if rev < s.store.compacted {
-		s.store.mu.Unlock()
-		if q.Get("continue") != "" {
-			return object.NewExpired("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.")
-		}
-		return object.NewExpired("too old resource version: " + strconv.FormatInt(rev, 10) + " (" + strconv.FormatInt(s.store.compacted+1, 10) + ")")
-	}
-	items := s.store.snapshot(tk, rev)
-	s.store.mu.Unlock()
+	return listPoint{}, nil
+}
 
-	metaOnly := wantsMetadata(r.Header.Get("Accept"))
-	kind, apiVersion := req.typ.Kind+"List", req.typ.groupVersion()
-	if metaOnly {
-		kind, apiVersion = "PartialObjectMetadataList", "meta.k8s.io/v1"
+func parseListRV(rv string) (int64, error) {
+	n, err := strconv.ParseInt(rv, 10, 64)
+	if err != nil {
+		return 0, badRequest("invalid resourceVersion %q", rv)
 	}
-	var buf bytes.Buffer
-	buf.WriteString(`{"kind":"` + kind + `","apiVersion":"` + apiVersion + `","metadata":{"resourceVersion":"` + strconv.FormatInt(rev, 10) + `"`)
-	var page []keyed
-	next := ""
-	remaining := int64(0)
+	return n, nil
+}
+
+// listSnapshot returns the revision the list is served at and the objects of resource at
+// that revision, sorted by key, or why that revision cannot be served.
+func (s *Server) listSnapshot(resource string, at listPoint) (int64, []keyed, error) {
+	st := s.store
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	rev := st.rev
+	if at.pinned {
+		rev = at.rev
+	} else if at.notOlderThan > rev {
+		return 0, nil, tooLargeRV(at.notOlderThan, rev)
+	}
+	if rev > st.rev {
+		return 0, nil, tooLargeRV(rev, st.rev)
+	}
+	if rev < st.compacted {
+		if at.continued {
+			return 0, nil, object.NewExpired("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.")
+		}
+		return 0, nil, object.NewExpired("too old resource version: " + strconv.FormatInt(rev, 10) + " (" + strconv.FormatInt(st.compacted+1, 10) + ")")
+	}
+	return rev, st.snapshot(resource, rev), nil
+}
+
+// paginate keeps the items that pass f and come after the key after (the previous page's
+// last), at most limit of them (limit <= 0: all), and counts the matching ones it leaves
+// for later pages.
+func paginate(items []keyed, f filter, after string, limit int64) (page []keyed, remaining int64) {
 	for _, it := range items {
-		if it.key <= start && start != "" || !f.matches(it.rec.obj) {
+		if it.key <= after && after != "" || !f.matches(it.rec.obj) {
 			continue
 		}
 		if limit > 0 && int64(len(page)) == limit {
@@ -112,8 +150,21 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, req apiReques
 		}
 		page = append(page, it)
 	}
+	return page, remaining
+}
+
+// encodeList writes the list from the stored encodings of its items, so that a list
+// costs no marshalling of objects. A page with items left after it carries the continue
+// token for the rest, pinned to rev so that every page shows the same snapshot.
+func encodeList(t ResourceType, metaOnly bool, rev int64, page []keyed, remaining int64) []byte {
+	kind, apiVersion := t.Kind+"List", t.groupVersion()
+	if metaOnly {
+		kind, apiVersion = "PartialObjectMetadataList", "meta.k8s.io/v1"
+	}
+	var buf bytes.Buffer
+	buf.WriteString(`{"kind":"` + kind + `","apiVersion":"` + apiVersion + `","metadata":{"resourceVersion":"` + strconv.FormatInt(rev, 10) + `"`)
 	if remaining > 0 {
-		next = encodeContinue(continueToken{Rev: rev, Start: page[len(page)-1].key})
+		next := encodeContinue(continueToken{Rev: rev, Start: page[len(page)-1].key})
 		buf.WriteString(`,"continue":"` + next + `","remainingItemCount":` + strconv.FormatInt(remaining, 10))
 	}
 	buf.WriteString(`},"items":[`)
@@ -128,6 +179,5 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, req apiReques
 		}
 	}
 	buf.WriteString("]}")
-	writeRaw(w, http.StatusOK, buf.Bytes())
-	return nil
+	return buf.Bytes()
 }

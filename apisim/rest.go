@@ -116,9 +116,7 @@ func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, req apiRequ
 	if s.store.objects[tk][key] != nil {
 		return object.NewAlreadyExists(req.typ.Resource, name)
 	}
-	m["resourceVersion"] = strconv.FormatInt(s.store.rev+1, 10)
-	rec := encode(obj)
-	s.store.commit(tk, key, nil, rec)
+	rec := s.store.commit(tk, key, nil, obj, commitPut)
 	writeRaw(w, http.StatusCreated, rec.data)
 	return nil
 }
@@ -175,7 +173,7 @@ func (s *Server) serveWrite(w http.ResponseWriter, r *http.Request, req apiReque
 		return nil
 	}
 	// Removing the last finalizer of an object marked for deletion completes the delete.
-	s.serveWritten(w, req, s.store.put(tk, key, cur, next))
+	s.serveWritten(w, req, s.store.commit(tk, key, cur, next, commitPut))
 	return nil
 }
 

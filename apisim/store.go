@@ -48,49 +48,44 @@ func newStore(window int) *store {
 	return &store{rev: 1, objects: map[string]map[string]*record{}, window: window, notify: make(chan struct{})}
 }
 
-// commit records a write at a new revision (caller holds mu) and wakes watchers.
-func (s *store) commit(resource, key string, prev, next *record) int64 {
-	return s.apply(change{resource: resource, key: key, prev: prev, next: next})
-}
+// commitOp says what a commit does to its key.
+type commitOp int
 
-// put stores obj as the new state of key (caller holds mu) and returns its record. An
-// object marked for deletion that waits for nothing more (no finalizer left, no grace
-// period running) is removed instead, as kube-apiserver turns such an update into the
-// delete: watchers see DELETED carrying obj, not a MODIFIED first.
-func (s *store) put(resource, key string, cur *record, obj map[string]any) *record {
-	meta(obj)["resourceVersion"] = strconv.FormatInt(s.rev+1, 10)
-	rec := encode(obj)
-	if cur != nil && deletionDue(meta(obj)) && len(finalizers(obj)) == 0 {
-		s.apply(change{resource: resource, key: key, prev: cur, tomb: rec})
-	} else {
-		s.apply(change{resource: resource, key: key, prev: cur, next: rec})
-	}
-	return rec
-}
+const (
+	// commitPut stores the object as the key's new state, unless the object is marked
+	// for deletion and waits for nothing more (no finalizer left, no grace period
+	// running): then the key is deleted, as kube-apiserver turns such an update into the
+	// delete, so watchers see DELETED carrying the object and no MODIFIED first.
+	commitPut commitOp = iota
+	// commitRemove deletes the key; the object is its final state, which the DELETED
+	// event carries.
+	commitRemove
+)
 
-// remove deletes key (caller holds mu); last is the object's final state, which the
-// DELETED event carries at the deletion's revision.
-func (s *store) remove(resource, key string, cur *record, last map[string]any) *record {
-	meta(last)["resourceVersion"] = strconv.FormatInt(s.rev+1, 10)
-	rec := encode(last)
-	s.apply(change{resource: resource, key: key, prev: cur, tomb: rec})
-	return rec
-}
-
-// apply commits c at the next revision: the current objects, the history, the observer,
-// then the watchers.
-func (s *store) apply(c change) int64 {
+// commit is the store's only write (caller holds mu). It gives obj the next revision as
+// its metadata.resourceVersion, so that an object's version is always the revision of the
+// change that stored it, then records the change (prev is the state it replaces, nil for
+// a create), tells the observer and wakes the watchers. It returns the committed record,
+// which keeps obj: lists and watches share it, so no one may change obj afterwards.
+func (s *store) commit(resource, key string, prev *record, obj map[string]any, op commitOp) *record {
 	s.rev++
-	c.rev = s.rev
-	objs := s.objects[c.resource]
+	meta(obj)["resourceVersion"] = strconv.FormatInt(s.rev, 10)
+	rec := encode(obj)
+	c := change{rev: s.rev, resource: resource, key: key, prev: prev}
+	if op == commitRemove || prev != nil && deletionDue(meta(obj)) && len(finalizers(obj)) == 0 {
+		c.tomb = rec
+	} else {
+		c.next = rec
+	}
+	objs := s.objects[resource]
 	if objs == nil {
 		objs = map[string]*record{}
-		s.objects[c.resource] = objs
+		s.objects[resource] = objs
 	}
 	if c.next == nil {
-		delete(objs, c.key)
+		delete(objs, key)
 	} else {
-		objs[c.key] = c.next
+		objs[key] = c.next
 	}
 	s.history = append(s.history, c)
 	if s.window > 0 && len(s.history) > s.window {
@@ -101,7 +96,7 @@ func (s *store) apply(c change) int64 {
 	}
 	close(s.notify)
 	s.notify = make(chan struct{})
-	return s.rev
+	return rec
 }
 
 // compactLocked drops history up to and including rev.

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kinformer/kinformer/internal/testwait"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 )
@@ -184,26 +185,26 @@ func startLines(t *testing.T, name, bin string, args ...string) *lineProc {
 // arrived.
 func (p *lineProc) waitFor(t *testing.T, prefix string, d time.Duration) time.Time {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
+	var at time.Time
+	testwait.Every(2*time.Millisecond).Eventually(t, d, func() bool {
 		p.mu.Lock()
+		defer p.mu.Unlock()
 		for i := p.seen; i < len(p.lines); i++ {
 			if strings.HasPrefix(p.lines[i].text, prefix) {
 				p.seen = i + 1
-				at := p.lines[i].at
-				p.mu.Unlock()
-				return at
+				at = p.lines[i].at
+				return true
 			}
 		}
-		p.mu.Unlock()
-		time.Sleep(2 * time.Millisecond)
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var all []string
-	for _, l := range p.lines {
-		all = append(all, l.text)
-	}
-	t.Fatalf("%s printed no %q within %s:\n%s", p.name, prefix, d, strings.Join(all, "\n"))
-	return time.Time{}
+		return false
+	}, "%s printed no %q:\n%s", p.name, prefix, testwait.Lazy(func() any {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		var all []string
+		for _, l := range p.lines {
+			all = append(all, l.text)
+		}
+		return strings.Join(all, "\n")
+	}))
+	return at
 }

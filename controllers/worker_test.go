@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kinformer/kinformer/internal/leakcheck"
+	"github.com/kinformer/kinformer/internal/testwait"
 	"github.com/kinformer/kinformer/workqueue"
 )
 
@@ -44,13 +45,14 @@ func TestLoopRetriesThenDrops(t *testing.T) {
 	if key := <-dropped; key != "bad" {
 		t.Fatalf("dropped %s", key)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for q.NumRequeues("flaky") != 0 || func() int { mu.Lock(); defer mu.Unlock(); return attempts["flaky"] }() < 3 {
-		if time.Now().After(deadline) {
-			t.Fatal("flaky never succeeded")
+	testwait.Eventually(t, 5*time.Second, func() bool {
+		if q.NumRequeues("flaky") != 0 {
+			return false
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		mu.Lock()
+		defer mu.Unlock()
+		return attempts["flaky"] >= 3
+	}, "flaky never succeeded")
 	cancel()
 	<-done
 	q.ShutDown()

@@ -6,10 +6,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/kinformer/kinformer/internal/testwait"
 )
 
 // lineWatcher collects the lines a process prints.
@@ -33,23 +36,21 @@ func watchOutput(r io.Reader) *lineWatcher {
 	return lw
 }
 
+// waitFor waits for a line that starts with prefix.
 func (lw *lineWatcher) waitFor(t *testing.T, prefix string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	testwait.Every(50*time.Millisecond).Eventually(t, 30*time.Second, func() bool {
 		lw.mu.Lock()
-		for _, l := range lw.lines {
-			if strings.HasPrefix(l, prefix) {
-				lw.mu.Unlock()
-				return
-			}
-		}
-		lw.mu.Unlock()
-		time.Sleep(50 * time.Millisecond)
-	}
+		defer lw.mu.Unlock()
+		return slices.ContainsFunc(lw.lines, func(l string) bool { return strings.HasPrefix(l, prefix) })
+	}, "no line starting %q in:\n%s", prefix, lw)
+}
+
+// String returns the lines printed so far.
+func (lw *lineWatcher) String() string {
 	lw.mu.Lock()
 	defer lw.mu.Unlock()
-	t.Fatalf("no line starting %q in:\n%s", prefix, strings.Join(lw.lines, "\n"))
+	return strings.Join(lw.lines, "\n")
 }
 
 // startCLI runs the kinformer binary and stops it when the test ends.

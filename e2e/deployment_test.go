@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kinformer/kinformer/internal/testwait"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 )
@@ -236,16 +237,16 @@ func TestDeploymentControllerWithKubectlRollout(t *testing.T) {
 				return o == oldN && n == newN
 			}
 		}
-		describe := func() string {
+		describe := testwait.Lazy(func() any {
 			var s []string
 			for _, rs := range h.owned(t, h.get(t, "prop")) {
 				s = append(s, fmt.Sprintf("%s=%d%v", rs.Name, *rs.Spec.Replicas, rs.Annotations))
 			}
 			return strings.Join(s, " ")
-		}
-		poll(t, 30*time.Second, want(8, 5), describe)
+		})
+		clusterPoll.Eventually(t, 30*time.Second, want(8, 5), "%s", describe)
 		kubectl(t, "scale", "-n", ns, "deployment/prop", "--replicas=20")
-		poll(t, 30*time.Second, want(15, 10), describe)
+		clusterPoll.Eventually(t, 30*time.Second, want(15, 10), "%s", describe)
 	})
 
 	t.Run("Recreate never runs old and new pods together", func(t *testing.T) {
@@ -272,8 +273,8 @@ func TestDeploymentControllerWithKubectlRollout(t *testing.T) {
 			kubectl(t, "set", "image", "-n", ns, "deployment/hist", "nginx=nginx:"+tag)
 		}
 		rollout("hist")
-		poll(t, 20*time.Second, func() bool { return len(h.owned(t, h.get(t, "hist"))) == 2 },
-			func() string { return fmt.Sprint(len(h.owned(t, h.get(t, "hist"))), " ReplicaSets") })
+		clusterPoll.Eventually(t, 20*time.Second, func() bool { return len(h.owned(t, h.get(t, "hist"))) == 2 },
+			"%d ReplicaSets", testwait.Lazy(func() any { return len(h.owned(t, h.get(t, "hist"))) }))
 	})
 
 	t.Run("a never-ready image exceeds the progress deadline", func(t *testing.T) {

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -10,15 +9,14 @@ import (
 	"time"
 
 	"github.com/kinformer/kinformer/internal/simtest"
+	"github.com/kinformer/kinformer/internal/testwait"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 )
 
-func ctxFor(t *testing.T, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
+// clusterPoll is how the tests wait on the cluster: every 100 ms, not to load its
+// apiserver (or the client's rate limiter) with the checks.
+var clusterPoll = testwait.Every(100 * time.Millisecond)
 
 // client returns a listwatch client configured from the cluster's kubeconfig, the way a
 // user's tool would be.
@@ -60,7 +58,7 @@ func namespace(t *testing.T) string {
 
 func resource[T object.Object](t *testing.T, c *listwatch.Client, name, ns string) *listwatch.Resource[T] {
 	t.Helper()
-	info, err := c.Discover(ctxFor(t, 10*time.Second), name)
+	info, err := c.Discover(testwait.Context(t, 10*time.Second), name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +66,7 @@ func resource[T object.Object](t *testing.T, c *listwatch.Client, name, ns strin
 }
 
 // nextEvent reads events until one that is not a bookmark.
-func nextEvent[T any](t *testing.T, w *listwatch.Watch[T]) listwatch.Event[T] {
+func nextEvent[T any](t *testing.T, w listwatch.Stream[T]) listwatch.Event[T] {
 	t.Helper()
 	for {
 		ev, err := w.Next()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kinformer/kinformer/informer"
 	"github.com/kinformer/kinformer/internal/eventcheck"
+	"github.com/kinformer/kinformer/internal/testwait"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 	"github.com/kinformer/kinformer/reflector"
@@ -47,20 +48,14 @@ func serverOf[T object.Object](t *testing.T, r *listwatch.Resource[T]) map[strin
 // checks that every event the handler got followed from the ones before it.
 func converge[T object.Object](t *testing.T, what string, inf *informer.Informer[T], v *eventcheck.View[T], r *listwatch.Resource[T]) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		want := serverOf(t, r)
-		if cmp.Equal(want, cacheOf(inf)) && cmp.Equal(want, v.Snapshot()) {
-			if broken := v.Broken(); len(broken) > 0 {
-				t.Errorf("%s: the handler was told inconsistent events: %q", what, broken)
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: no convergence.\ncache (-server +cache):\n%s\nhandler (-server +handler):\n%s",
-				what, cmp.Diff(want, cacheOf(inf)), cmp.Diff(want, v.Snapshot()))
-		}
-		time.Sleep(100 * time.Millisecond)
+	var want map[string]string
+	clusterPoll.Eventually(t, 30*time.Second, func() bool {
+		want = serverOf(t, r)
+		return cmp.Equal(want, cacheOf(inf)) && cmp.Equal(want, v.Snapshot())
+	}, "%s: no convergence.\ncache (-server +cache):\n%s\nhandler (-server +handler):\n%s", what,
+		testwait.Lazy(func() any { return cmp.Diff(want, cacheOf(inf)) }), testwait.Lazy(func() any { return cmp.Diff(want, v.Snapshot()) }))
+	if broken := v.Broken(); len(broken) > 0 {
+		t.Errorf("%s: the handler was told inconsistent events: %q", what, broken)
 	}
 }
 
@@ -174,23 +169,22 @@ func TestCompactionForcesRelist(t *testing.T) {
 	done := make(chan struct{})
 	go func() { inf.Run(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
-	if err := informer.WaitForSync(ctxFor(t, 30*time.Second), inf); err != nil {
+	if err := informer.WaitForSync(testwait.Context(t, 30*time.Second), inf); err != nil {
 		t.Fatal(err)
 	}
 	busyRes := resource[*object.Raw](t, c, "configmaps", busy)
-	deadline := time.Now().Add(40 * time.Second)
 	i := 0
-	for relists(t, reg) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("no relist after 40 s of churn and compaction; status %+v", inf.Status())
+	clusterPoll.Eventually(t, 40*time.Second, func() bool {
+		if relists(t, reg) > 0 {
+			return true
 		}
 		o := &object.Raw{ObjectMeta: object.ObjectMeta{Name: fmt.Sprint("churn-", i)}}
 		if _, err := busyRes.Create(ctx, o); err != nil {
 			t.Fatal(err)
 		}
 		i++
-		time.Sleep(100 * time.Millisecond)
-	}
+		return false
+	}, "no relist under churn and compaction; status %+v", testwait.Lazy(func() any { return inf.Status() }))
 	kubectl(t, "-n", ns, "create", "configmap", "after")
 	converge(t, "configmaps after the relist", inf, v, cms)
 }
@@ -227,7 +221,7 @@ func TestStreamingListMatchesListAndWatch(t *testing.T) {
 		go func() { defer wg.Done(); inf.Run(ctx) }()
 	}
 	defer func() { cancel(); wg.Wait() }()
-	if err := informer.WaitForSync(ctxFor(t, 30*time.Second), streaming, classic); err != nil {
+	if err := informer.WaitForSync(testwait.Context(t, 30*time.Second), streaming, classic); err != nil {
 		t.Fatal(err)
 	}
 	if streaming.Status().StreamingFallback {
@@ -254,22 +248,17 @@ func TestMetadataOnlyInformerAgainstRealAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Start(ctx)
-	if err := f.WaitForSync(ctxFor(t, 30*time.Second)); err != nil {
+	if err := f.WaitForSync(testwait.Context(t, 30*time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	kubectl(t, "-n", ns, "label", "deployment", "meta", "watched=yes")
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		o, ok := inf.Lister().Get(ns + "/meta")
-		if ok && o.Labels["watched"] == "yes" {
-			if o.Kind != "PartialObjectMetadata" || o.APIVersion != "meta.k8s.io/v1" || o.Unknown["spec"] != nil {
-				t.Errorf("kind %q apiVersion %q spec %s", o.Kind, o.APIVersion, o.Unknown["spec"])
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the label change never reached the metadata-only cache: %+v", o)
-		}
-		time.Sleep(100 * time.Millisecond)
+	var o *object.Raw
+	clusterPoll.Eventually(t, 20*time.Second, func() bool {
+		var ok bool
+		o, ok = inf.Lister().Get(ns + "/meta")
+		return ok && o.Labels["watched"] == "yes"
+	}, "the label change never reached the metadata-only cache: %+v", testwait.Lazy(func() any { return o }))
+	if o.Kind != "PartialObjectMetadata" || o.APIVersion != "meta.k8s.io/v1" || o.Unknown["spec"] != nil {
+		t.Errorf("kind %q apiVersion %q spec %s", o.Kind, o.APIVersion, o.Unknown["spec"])
 	}
 }

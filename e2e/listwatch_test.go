@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kinformer/kinformer/internal/testwait"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 )
@@ -20,7 +21,7 @@ func TestListPaginates(t *testing.T) {
 	ns := namespace(t)
 	c := client(t)
 	cms := resource[*object.Raw](t, c, "configmaps", ns)
-	ctx := ctxFor(t, time.Minute)
+	ctx := testwait.Context(t, time.Minute)
 	for i := range 12 {
 		obj := &object.Raw{ObjectMeta: object.ObjectMeta{Name: fmt.Sprintf("cm-%02d", i)}}
 		obj.Unknown = object.Unknown{"data": json.RawMessage(`{"i":"` + fmt.Sprint(i) + `"}`)}
@@ -54,7 +55,7 @@ func TestWatchSeesKubectlChanges(t *testing.T) {
 			ns := namespace(t)
 			c := client(t)
 			cms := resource[*object.Raw](t, c, "configmaps", ns)
-			ctx := ctxFor(t, time.Minute)
+			ctx := testwait.Context(t, time.Minute)
 			list, err := cms.List(ctx, listwatch.ListOptions{})
 			if err != nil {
 				t.Fatal(err)
@@ -83,7 +84,7 @@ func TestBookmarkArrives(t *testing.T) {
 	ns := namespace(t)
 	c := client(t)
 	pods := resource[*object.Pod](t, c, "pods", ns)
-	ctx := ctxFor(t, time.Minute)
+	ctx := testwait.Context(t, time.Minute)
 	list, err := pods.List(ctx, listwatch.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -109,7 +110,7 @@ func TestWatchFromCompactedRevisionIsGone(t *testing.T) {
 	ns := namespace(t)
 	c := client(t)
 	cms := resource[*object.Raw](t, c, "configmaps", ns)
-	ctx := ctxFor(t, time.Minute)
+	ctx := testwait.Context(t, time.Minute)
 	old, err := cms.List(ctx, listwatch.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +146,7 @@ func TestStreamingListEndsWithBookmark(t *testing.T) {
 	for _, n := range []string{"s1", "s2", "s3"} {
 		kubectl(t, "-n", ns, "create", "secret", "generic", n)
 	}
-	ctx := ctxFor(t, time.Minute)
+	ctx := testwait.Context(t, time.Minute)
 	w, err := secrets.Watch(ctx, listwatch.WatchOptions{SendInitialEvents: true, AllowBookmarks: true, ResourceVersionMatch: "NotOlderThan"})
 	if err != nil {
 		t.Fatal(err)
@@ -210,7 +211,7 @@ func TestDeploymentRoundTripLosesNothing(t *testing.T) {
 	}
 	c := client(t)
 	deps := resource[*object.Deployment](t, c, "deployments.apps", ns)
-	d, err := deps.Get(ctxFor(t, 10*time.Second), "roundtrip")
+	d, err := deps.Get(testwait.Context(t, 10*time.Second), "roundtrip")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +230,7 @@ func TestDeploymentRoundTripLosesNothing(t *testing.T) {
 		t.Errorf("decode → encode changed the deployment (-kubectl +kinformer):\n%s", diff)
 	}
 	// The update path sends it all back: a no-op update keeps every field and the RV.
-	back, err := deps.Update(ctxFor(t, 10*time.Second), d)
+	back, err := deps.Update(testwait.Context(t, 10*time.Second), d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +250,7 @@ func TestTLSIsVerifiedByDefault(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.CloseIdleConnections()
-	if _, err := c.Discover(ctxFor(t, 10*time.Second), "pods"); err == nil || !strings.Contains(err.Error(), "certificate") {
+	if _, err := c.Discover(testwait.Context(t, 10*time.Second), "pods"); err == nil || !strings.Contains(err.Error(), "certificate") {
 		t.Errorf("without the CA: %v, want a certificate error", err)
 	}
 	cfg.TLS.Insecure = true
@@ -258,14 +259,14 @@ func TestTLSIsVerifiedByDefault(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c2.CloseIdleConnections()
-	if _, err := c2.Discover(ctxFor(t, 10*time.Second), "pods"); err != nil {
+	if _, err := c2.Discover(testwait.Context(t, 10*time.Second), "pods"); err != nil {
 		t.Errorf("insecure-skip-tls-verify: %v", err)
 	}
 }
 
 func TestHTTP2OverTLS(t *testing.T) {
 	c := client(t)
-	version, proto, err := c.ServerVersion(ctxFor(t, 10*time.Second))
+	version, proto, err := c.ServerVersion(testwait.Context(t, 10*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +277,7 @@ func TestHTTP2OverTLS(t *testing.T) {
 	cfg.DisableHTTP2 = true
 	c1, _ := listwatch.New(cfg)
 	defer c1.CloseIdleConnections()
-	if _, proto, err := c1.ServerVersion(ctxFor(t, 10*time.Second)); err != nil || proto != "HTTP/1.1" {
+	if _, proto, err := c1.ServerVersion(testwait.Context(t, 10*time.Second)); err != nil || proto != "HTTP/1.1" {
 		t.Errorf("DisableHTTP2: %q, %v", proto, err)
 	}
 }
@@ -299,7 +300,7 @@ func TestFutureResourceVersion(t *testing.T) {
 	}
 	defer c.CloseIdleConnections()
 	secrets := resource[*object.Raw](t, c, "secrets", ns)
-	ctx := ctxFor(t, time.Minute)
+	ctx := testwait.Context(t, time.Minute)
 	l, err := secrets.List(ctx, listwatch.ListOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -65,11 +65,7 @@ func (p *proc) signal(t *testing.T, sig syscall.Signal) (int, time.Duration) {
 	}
 }
 
-func (p *proc) output() string {
-	p.out.mu.Lock()
-	defer p.out.mu.Unlock()
-	return strings.Join(p.out.lines, "\n")
-}
+func (p *proc) output() string { return p.out.String() }
 
 var metricsURL = regexp.MustCompile(`http://(127\.0\.0\.1:\d+)/metrics`)
 
@@ -102,16 +98,4 @@ func metric(t *testing.T, addr, name string) string {
 		}
 	}
 	return ""
-}
-
-// poll waits for cond, failing with describe after d.
-func poll(t *testing.T, d time.Duration, cond func() bool, describe func() string) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not after %s: %s", d, describe())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }

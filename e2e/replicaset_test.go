@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kinformer/kinformer/internal/overshoot"
+	"github.com/kinformer/kinformer/internal/testwait"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 )
@@ -113,10 +114,10 @@ func TestReplicaSetControllerAgainstRealAPIServer(t *testing.T) {
 
 	kubectlIn(t, rsManifest, "apply", "-n", ns, "-f", "-")
 	rs := h.rs(t, "web")
-	poll(t, 60*time.Second, func() bool {
+	clusterPoll.Eventually(t, 60*time.Second, func() bool {
 		st := h.rs(t, "web").Status
 		return st.Replicas == 5 && st.ReadyReplicas == 5 && st.AvailableReplicas == 5 && st.ObservedGeneration == 1
-	}, func() string { return fmt.Sprintf("status %+v", h.rs(t, "web").Status) })
+	}, "status %+v", testwait.Lazy(func() any { return h.rs(t, "web").Status }))
 
 	t.Run("template reaches every pod unchanged", func(t *testing.T) {
 		var template map[string]any
@@ -143,21 +144,21 @@ func TestReplicaSetControllerAgainstRealAPIServer(t *testing.T) {
 
 	t.Run("scale down to 2", func(t *testing.T) {
 		kubectl(t, "scale", "-n", ns, "rs/web", "--replicas=2")
-		poll(t, 30*time.Second, func() bool { return len(h.activeOwned(t, rs)) == 2 && h.rs(t, "web").Status.Replicas == 2 },
-			func() string { return "active " + podNames(h.activeOwned(t, rs)) })
+		clusterPoll.Eventually(t, 30*time.Second, func() bool { return len(h.activeOwned(t, rs)) == 2 && h.rs(t, "web").Status.Replicas == 2 },
+			"active %s", testwait.Lazy(func() any { return podNames(h.activeOwned(t, rs)) }))
 	})
 
 	t.Run("a deleted pod is replaced", func(t *testing.T) {
 		victim := h.activeOwned(t, rs)[0].Name
 		kubectl(t, "delete", "pod", "-n", ns, victim, "--wait=false")
-		poll(t, 30*time.Second, func() bool {
+		clusterPoll.Eventually(t, 30*time.Second, func() bool {
 			pods := h.activeOwned(t, rs)
 			return len(pods) == 2 && !strings.Contains(podNames(pods), victim)
-		}, func() string { return "active " + podNames(h.activeOwned(t, rs)) })
+		}, "active %s", testwait.Lazy(func() any { return podNames(h.activeOwned(t, rs)) }))
 	})
 
 	t.Run("a bare pod with matching labels is adopted", func(t *testing.T) {
-		w, err := h.pods.Watch(ctxFor(t, time.Minute), listwatch.WatchOptions{FieldSelector: "metadata.name=bare"})
+		w, err := h.pods.Watch(testwait.Context(t, time.Minute), listwatch.WatchOptions{FieldSelector: "metadata.name=bare"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -174,21 +175,21 @@ func TestReplicaSetControllerAgainstRealAPIServer(t *testing.T) {
 			}
 		}
 		// Three pods for two replicas now: one goes, and two stay.
-		poll(t, 30*time.Second, func() bool { return len(h.activeOwned(t, rs)) == 2 },
-			func() string { return "active " + podNames(h.activeOwned(t, rs)) })
+		clusterPoll.Eventually(t, 30*time.Second, func() bool { return len(h.activeOwned(t, rs)) == 2 },
+			"active %s", testwait.Lazy(func() any { return podNames(h.activeOwned(t, rs)) }))
 	})
 
 	t.Run("a relabelled pod is released and replaced", func(t *testing.T) {
 		name := h.activeOwned(t, rs)[0].Name
 		kubectl(t, "label", "pod", "-n", ns, name, "app=debug", "--overwrite")
-		poll(t, 30*time.Second, func() bool {
+		clusterPoll.Eventually(t, 30*time.Second, func() bool {
 			p, err := h.pods.Get(context.Background(), name)
 			return err == nil && len(p.OwnerReferences) == 0 && len(h.activeOwned(t, rs)) == 2 &&
 				!strings.Contains(podNames(h.activeOwned(t, rs)), name)
-		}, func() string {
+		}, "%s", testwait.Lazy(func() any {
 			p, _ := h.pods.Get(context.Background(), name)
 			return fmt.Sprintf("refs %+v; active %s", p.OwnerReferences, podNames(h.activeOwned(t, rs)))
-		})
+		}))
 	})
 
 	t.Run("kubectl describe shows the events", func(t *testing.T) {
@@ -278,9 +279,11 @@ func TestLeaderElectionAgainstRealAPIServer(t *testing.T) {
 			"--lease-duration", lease.String(), "--renew-deadline", "3s", "--retry-period", retry.String()}
 	}
 	// A previous test's manager may have left the lease held: wait for it to be free.
-	poll(t, 2*lease, func() bool { h := leaseHolder(t); return h == "" || !strings.HasPrefix(h, "e2e-") }, func() string { return leaseHolder(t) })
+	clusterPoll.Eventually(t, 2*lease, func() bool { h := leaseHolder(t); return h == "" || !strings.HasPrefix(h, "e2e-") },
+		"%s", testwait.Lazy(func() any { return leaseHolder(t) }))
 	a, _ := startManager(t, le("e2e-a")...)
-	poll(t, 3*lease, func() bool { return leaseHolder(t) == "e2e-a" }, func() string { return "holder " + leaseHolder(t) })
+	clusterPoll.Eventually(t, 3*lease, func() bool { return leaseHolder(t) == "e2e-a" },
+		"holder %s", testwait.Lazy(func() any { return leaseHolder(t) }))
 	b, bAddr := startManager(t, le("e2e-b")...)
 	over, err := overshoot.Start(context.Background(), client(t), ns, 100*time.Millisecond)
 	if err != nil {
@@ -290,18 +293,19 @@ func TestLeaderElectionAgainstRealAPIServer(t *testing.T) {
 
 	kubectlIn(t, strings.Replace(rsManifest, "replicas: 5", "replicas: 3", 1), "apply", "-n", ns, "-f", "-")
 	rs := h.rs(t, "web")
-	poll(t, 30*time.Second, func() bool { return len(h.activeOwned(t, rs)) == 3 }, func() string { return podNames(h.activeOwned(t, rs)) })
-	poll(t, 10*time.Second, func() bool {
+	clusterPoll.Eventually(t, 30*time.Second, func() bool { return len(h.activeOwned(t, rs)) == 3 },
+		"%s", testwait.Lazy(func() any { return podNames(h.activeOwned(t, rs)) }))
+	clusterPoll.Eventually(t, 10*time.Second, func() bool {
 		return metric(t, bAddr, `leader_election_master_status{name="kinformer-controller-manager"}`) == "0"
-	},
-		func() string { return "the standby does not report leader_election_master_status 0" })
+	}, "the standby does not report leader_election_master_status 0")
 	lists := metric(t, bAddr, `kinformer_reflector_lists_total{name="pods"}`)
 
 	killed := time.Now()
 	if err := a.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, 2*lease, func() bool { return leaseHolder(t) == "e2e-b" }, func() string { return "holder " + leaseHolder(t) })
+	clusterPoll.Eventually(t, 2*lease, func() bool { return leaseHolder(t) == "e2e-b" },
+		"holder %s", testwait.Lazy(func() any { return leaseHolder(t) }))
 	took := time.Since(killed)
 	t.Logf("kill -9: the standby held the lease %s later (lease %s, retry %s)", took.Round(10*time.Millisecond), lease, retry)
 	if took > lease+retry+time.Second {
@@ -309,7 +313,8 @@ func TestLeaderElectionAgainstRealAPIServer(t *testing.T) {
 	}
 	kubectl(t, "scale", "-n", ns, "rs/web", "--replicas=5")
 	scaled := time.Now()
-	poll(t, 10*time.Second, func() bool { return len(h.activeOwned(t, rs)) == 5 }, func() string { return podNames(h.activeOwned(t, rs)) })
+	clusterPoll.Eventually(t, 10*time.Second, func() bool { return len(h.activeOwned(t, rs)) == 5 },
+		"%s", testwait.Lazy(func() any { return podNames(h.activeOwned(t, rs)) }))
 	t.Logf("after the take-over, kubectl scale to 5 completed in %s", time.Since(scaled).Round(10*time.Millisecond))
 	if after := metric(t, bAddr, `kinformer_reflector_lists_total{name="pods"}`); after != lists {
 		t.Errorf("the new leader listed pods again (%s → %s): a warm standby must not", lists, after)
@@ -323,14 +328,16 @@ func TestLeaderElectionAgainstRealAPIServer(t *testing.T) {
 		t.Errorf("the leader exited %d on SIGTERM, want 0:\n%s", code, b.output())
 	}
 	handover := time.Now()
-	poll(t, 5*time.Second, func() bool { return leaseHolder(t) == "e2e-c" }, func() string { return "holder " + leaseHolder(t) })
+	clusterPoll.Eventually(t, 5*time.Second, func() bool { return leaseHolder(t) == "e2e-c" },
+		"holder %s", testwait.Lazy(func() any { return leaseHolder(t) }))
 	total := took + time.Since(handover)
 	t.Logf("SIGTERM: the leader exited in %s, the standby held the lease %s after the signal", took.Round(10*time.Millisecond), total.Round(10*time.Millisecond))
 	if total > 3*time.Second {
 		t.Errorf("SIGTERM hand-over took %s, want under 3 s", total)
 	}
 	kubectl(t, "scale", "-n", ns, "rs/web", "--replicas=1")
-	poll(t, 20*time.Second, func() bool { return len(h.activeOwned(t, rs)) == 1 }, func() string { return podNames(h.activeOwned(t, rs)) })
+	clusterPoll.Eventually(t, 20*time.Second, func() bool { return len(h.activeOwned(t, rs)) == 1 },
+		"%s", testwait.Lazy(func() any { return podNames(h.activeOwned(t, rs)) }))
 	if first, snapshots := over.Stop(); first != "" {
 		t.Errorf("a ReplicaSet overshot its spec (%d snapshots): %s", snapshots, first)
 	}

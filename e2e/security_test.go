@@ -14,6 +14,7 @@ import (
 
 	"github.com/kinformer/kinformer/informer"
 	"github.com/kinformer/kinformer/internal/simtest"
+	"github.com/kinformer/kinformer/internal/testwait"
 	"github.com/kinformer/kinformer/object"
 )
 
@@ -62,7 +63,7 @@ func TestServiceAccountScopedToOneNamespace(t *testing.T) {
 	}
 
 	c := simtest.KubeconfigClient(t, kc)
-	ctx := ctxFor(t, time.Minute)
+	ctx := testwait.Context(t, time.Minute)
 	f := informer.NewFactory(c, informer.FactoryOptions{})
 	inNS, err := informer.For[*object.Raw](ctx, f, "pods", informer.Selectors{Namespace: ns})
 	if err != nil {
@@ -103,7 +104,7 @@ func TestServiceAccountScopedToOneNamespace(t *testing.T) {
 	noToken("WaitForSync's error", fmt.Sprint(err))
 
 	// In its namespace: synced, with the pod.
-	if err := informer.WaitForSync(ctxFor(t, 30*time.Second), inNS); err != nil {
+	if err := informer.WaitForSync(testwait.Context(t, 30*time.Second), inNS); err != nil {
 		t.Fatalf("namespaced informer: %v", err)
 	}
 	if _, ok := inNS.Lister().Get(ns + "/web"); !ok {
@@ -113,7 +114,7 @@ func TestServiceAccountScopedToOneNamespace(t *testing.T) {
 	// The command line: in the namespace it watches; across all of them it exits at once.
 	startCLI(t, "watch", "pods", "--kubeconfig", kc).waitFor(t, "ADD     "+ns+"/web")
 	cliStarted := time.Now()
-	cmd := exec.CommandContext(ctxFor(t, 30*time.Second), shared.bin, "watch", "pods", "-A", "--kubeconfig", kc)
+	cmd := exec.CommandContext(testwait.Context(t, 30*time.Second), shared.bin, "watch", "pods", "-A", "--kubeconfig", kc)
 	out, err := cmd.CombinedOutput()
 	exitedAfter := time.Since(cliStarted)
 	t.Logf("kinformer watch pods -A: exit %v after %v:\n%s", err, exitedAfter, out)

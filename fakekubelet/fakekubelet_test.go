@@ -18,6 +18,7 @@ import (
 	"github.com/kinformer/kinformer/fakekubelet"
 	"github.com/kinformer/kinformer/internal/leakcheck"
 	"github.com/kinformer/kinformer/internal/simtest"
+	"github.com/kinformer/kinformer/internal/testwait"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 )
@@ -107,23 +108,19 @@ func (c cluster) create(t *testing.T, pods ...*object.Pod) {
 // waitFor polls the named pod until ok accepts it (nil: the pod does not exist).
 func (c cluster) waitFor(t *testing.T, name, what string, ok func(*object.Pod) bool) *object.Pod {
 	t.Helper()
-	deadline := time.Now().Add(patience)
-	for {
-		p, err := c.pods.Get(context.Background(), name)
+	var p *object.Pod
+	testwait.Eventually(t, patience, func() bool {
+		var err error
+		p, err = c.pods.Get(context.Background(), name)
 		switch {
 		case object.IsNotFound(err):
 			p = nil
 		case err != nil:
 			t.Fatal(err)
 		}
-		if ok(p) {
-			return p
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("pod %s never became %s; last seen: %+v", name, what, p)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return ok(p)
+	}, "pod %s never became %s; last seen: %+v", name, what, testwait.Lazy(func() any { return p }))
+	return p
 }
 
 func hasStarted(p *object.Pod) bool {
@@ -439,13 +436,8 @@ func TestGivesUpAfterMaxRetries(t *testing.T) {
 		}})
 	c.create(t, newPod("doomed", "nginx:1.27"), newPod("fine", "nginx:1.27"))
 	c.waitFor(t, "fine", "ready", isReady)
-	deadline := time.Now().Add(patience)
-	for k.Dropped() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the kubelet never gave up on a pod whose status writes all fail")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.Eventually(t, patience, func() bool { return k.Dropped() != 0 },
+		"the kubelet never gave up on a pod whose status writes all fail")
 	mu.Lock()
 	if len(logged) != 1 || !strings.Contains(logged[0], "giving up on pod default/doomed after 2 retries") {
 		t.Errorf("logged %q", logged)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kinformer/kinformer/internal/leakcheck"
+	"github.com/kinformer/kinformer/internal/testwait"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 )
@@ -59,18 +60,11 @@ func TestStuckHandlerKeepsMemoryFlat(t *testing.T) {
 	processed := func(n int) {
 		t.Helper()
 		last := src.final(n)
-		deadline := time.Now().Add(2 * time.Minute)
-		for {
+		testwait.Every(time.Millisecond).Eventually(t, 2*time.Minute, func() bool {
 			depth, _, _ := reg.l.depth(time.Now())
 			maxDepth, maxQueued = max(maxDepth, depth), max(maxQueued, inf.fifo.Len())
-			if inf.fifo.Len() == 0 && maps.Equal(cacheRVs(inf), last) {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the informer did not apply %d events in time", n)
-			}
-			time.Sleep(time.Millisecond)
-		}
+			return inf.fifo.Len() == 0 && maps.Equal(cacheRVs(inf), last)
+		}, "waiting for the informer to apply %d events", n)
 	}
 
 	processed(measureAt)
@@ -99,14 +93,9 @@ func TestStuckHandlerKeepsMemoryFlat(t *testing.T) {
 
 	h.release()
 	want := src.final(events)
-	deadline := time.Now().Add(time.Minute)
-	for !maps.Equal(h.view(), want) {
-		if time.Now().After(deadline) {
-			got := h.view()
-			t.Fatalf("the released handler did not reach the final state: %d of %d objects at it", countEqual(got, want), len(want))
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testwait.Eventually(t, time.Minute, func() bool { return maps.Equal(h.view(), want) },
+		"the released handler did not reach the final state: %d of %d objects at it",
+		testwait.Lazy(func() any { return countEqual(h.view(), want) }), len(want))
 	t.Logf("released, the handler caught up in %d calls", h.calls())
 }
 
@@ -239,7 +228,7 @@ func (c *churn) List(context.Context, listwatch.ListOptions) (*object.List[*obje
 
 // Watch streams the events once; a later watch (there is none unless the stream fails)
 // waits for the end.
-func (c *churn) Watch(ctx context.Context, opts listwatch.WatchOptions) (*listwatch.Watch[*object.Pod], error) {
+func (c *churn) Watch(ctx context.Context, opts listwatch.WatchOptions) (listwatch.Stream[*object.Pod], error) {
 	if opts.ResourceVersion != "1" {
 		<-ctx.Done()
 		return nil, ctx.Err()

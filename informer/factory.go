@@ -3,6 +3,7 @@ package informer
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 
@@ -21,9 +22,16 @@ type Factory struct {
 	mu        sync.Mutex
 	informers map[string]runnable
 	order     []string
-	ctx       context.Context // set by Start
+	running   map[string]*started // the started informers, by key
+	ctx       context.Context     // set by Start
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
+}
+
+// started is one running informer: Remove stops it alone.
+type started struct {
+	cancel context.CancelFunc
+	done   chan struct{}
 }
 
 // FactoryOptions apply to every informer of a factory.
@@ -33,17 +41,21 @@ type FactoryOptions struct {
 	// Tracer is every informer's Options.Tracer (see package trace); handlers that are to
 	// mark trace.Delivered take it in their HandlerOptions.
 	Tracer trace.Tracer
+	// Logger is every informer's Options.Logger: relists and why, fallbacks, backoffs,
+	// broken watches, coalescing handlers. nil is silent.
+	Logger *slog.Logger
 }
 
 type runnable interface {
 	Run(ctx context.Context)
 	Syncer
 	statuser
+	forgetMetrics()
 }
 
 // NewFactory returns a factory over client.
 func NewFactory(client *listwatch.Client, opts FactoryOptions) *Factory {
-	return &Factory{client: client, opts: opts, informers: map[string]runnable{}}
+	return &Factory{client: client, opts: opts, informers: map[string]runnable{}, running: map[string]*started{}}
 }
 
 // Selectors restrict an informer.
@@ -92,13 +104,47 @@ func For[T object.Object](ctx context.Context, f *Factory, resource string, sel 
 		lw = lw.MetadataOnly()
 		name += "(metadata)"
 	}
-	inf := New[T](lw, Options[T]{Name: name, Reflector: ropts, Metrics: f.opts.Metrics, Tracer: f.opts.Tracer})
+	inf := New[T](lw, Options[T]{Name: name, Reflector: ropts, Metrics: f.opts.Metrics, Tracer: f.opts.Tracer, Logger: f.opts.Logger})
 	f.informers[key] = inf
 	f.order = append(f.order, key)
 	if f.ctx != nil {
-		f.start(inf)
+		f.start(key)
 	}
 	return inf, nil
+}
+
+// Remove takes inf out of the factory: it stops it, waits until its goroutines have
+// exited, and unregisters its metrics. Its cache stays readable, frozen; a later For
+// with the same arguments builds a new informer. It reports whether inf was the
+// factory's.
+func Remove[T object.Object](f *Factory, inf *Informer[T]) bool {
+	f.mu.Lock()
+	key := ""
+	for k, existing := range f.informers {
+		if existing == runnable(inf) {
+			key = k
+		}
+	}
+	if key == "" {
+		f.mu.Unlock()
+		return false
+	}
+	delete(f.informers, key)
+	for i, k := range f.order {
+		if k == key {
+			f.order = append(f.order[:i], f.order[i+1:]...)
+			break
+		}
+	}
+	r := f.running[key]
+	delete(f.running, key)
+	f.mu.Unlock()
+	if r != nil {
+		r.cancel()
+		<-r.done
+	}
+	inf.forgetMetrics()
+	return true
 }
 
 // Start runs every informer not yet running, until Shutdown or ctx's end.
@@ -110,15 +156,22 @@ func (f *Factory) Start(ctx context.Context) {
 	}
 	f.ctx, f.cancel = context.WithCancel(ctx)
 	for _, k := range f.order {
-		f.start(f.informers[k])
+		f.start(k)
 	}
 }
 
-func (f *Factory) start(inf runnable) {
+// start runs the informer under key; f.mu is held.
+func (f *Factory) start(key string) {
+	ctx, cancel := context.WithCancel(f.ctx)
+	r := &started{cancel: cancel, done: make(chan struct{})}
+	f.running[key] = r
+	inf := f.informers[key]
 	f.wg.Add(1)
 	go func() {
 		defer f.wg.Done()
-		inf.Run(f.ctx)
+		defer close(r.done)
+		defer cancel()
+		inf.Run(ctx)
 	}()
 }
 

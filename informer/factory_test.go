@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/kinformer/kinformer/apisim"
+	"github.com/kinformer/kinformer/internal/testwait"
 	"github.com/kinformer/kinformer/object"
 )
 
@@ -49,9 +50,9 @@ func TestFactorySharesAndShutsDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	late, _ := For[*object.Pod](ctx, f, "deployments.apps", Selectors{}) // started at once
-	eventually(t, "the late informer", late.HasSynced)
+	testwait.Eventually(t, 10*time.Second, late.HasSynced, "waiting for the late informer")
 	e.create(t, "b", nil)
-	eventually(t, "event", func() bool { return rec.count("add ns/b") == 1 })
+	testwait.Eventually(t, 10*time.Second, func() bool { return rec.count("add ns/b") == 1 }, "waiting for event")
 
 	families, err := reg.Gather()
 	if err != nil {
@@ -92,7 +93,7 @@ func TestMetadataOnlyInformer(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.create(t, "b", nil)
-	eventually(t, "the watched pod", func() bool { _, ok := meta.Lister().Get("ns/b"); return ok })
+	testwait.Eventually(t, 10*time.Second, func() bool { _, ok := meta.Lister().Get("ns/b"); return ok }, "waiting for the watched pod")
 	for _, key := range []string{"ns/a", "ns/b"} {
 		o, _ := meta.Lister().Get(key)
 		if o.Kind != "PartialObjectMetadata" || o.UID == "" || o.Unknown["spec"] != nil {

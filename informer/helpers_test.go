@@ -14,6 +14,7 @@ import (
 	"github.com/kinformer/kinformer/apisim"
 	"github.com/kinformer/kinformer/internal/eventcheck"
 	"github.com/kinformer/kinformer/internal/simtest"
+	"github.com/kinformer/kinformer/internal/testwait"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 	"github.com/kinformer/kinformer/reflector"
@@ -176,18 +177,6 @@ func cacheState(inf *Informer[*object.Pod]) map[string]string {
 	return out
 }
 
-// eventually polls cond for up to 10 s.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // gapThenRelist opens a gap in the informer's watch: it ends the watch (once rec has
 // seen the event that ends it), refuses new ones while change runs, then compacts the
 // history, so the re-watch gets 410 and only a relist can catch up. It returns once rec's
@@ -200,10 +189,10 @@ func (e *env) gapThenRelist(t *testing.T, rec *recorder, change func()) {
 	e.gaps++
 	cut := fmt.Sprint("cut-", e.gaps)
 	e.create(t, cut, nil)
-	eventually(t, "the cut", func() bool { return rec.count("add ns/"+cut) == 1 })
+	testwait.Eventually(t, 10*time.Second, func() bool { return rec.count("add ns/"+cut) == 1 }, "waiting for the cut")
 	change()
 	e.sim.Compact()
 	f.CutWatches(0, false)
 	f.FailRequests(0, 0, 0, nil)
-	eventually(t, "the relist", func() bool { return cmp.Equal(rec.snapshot(), e.serverState(t)) })
+	testwait.Eventually(t, 10*time.Second, func() bool { return cmp.Equal(rec.snapshot(), e.serverState(t)) }, "waiting for the relist")
 }

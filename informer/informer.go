@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
+	"github.com/kinformer/kinformer/clock"
 	"github.com/kinformer/kinformer/deltafifo"
 	"github.com/kinformer/kinformer/indexer"
-	"github.com/kinformer/kinformer/internal/clock"
+	"github.com/kinformer/kinformer/internal/notify"
+	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 	"github.com/kinformer/kinformer/reflector"
 	"github.com/kinformer/kinformer/trace"
@@ -29,7 +32,13 @@ type Options[T object.Object] struct {
 	Indexers map[string]indexer.IndexFunc[T]
 	// Metrics exports the informer (see NewMetrics); nil exports nothing.
 	Metrics *Metrics
-	Clock   clock.Clock
+	// Clock is the time the informer reads (resync, metrics), and its reflector's unless
+	// Reflector.Clock is set [clock.Real].
+	Clock clock.Clock
+	// Logger hears what an operator needs: the reflector's relists, fallbacks, backoffs
+	// and broken watches (unless Reflector.Logger is set), and each handler buffer that
+	// starts coalescing and catches up again. Nothing per event. nil is silent.
+	Logger *slog.Logger
 	// Tracer follows sampled watch events (see package trace) through the reflector,
 	// which it is handed to, and marks trace.Stored once an event is in the cache. A
 	// handler marks trace.Delivered when its HandlerOptions.Tracer is set. nil is off.
@@ -71,6 +80,8 @@ type Informer[T object.Object] struct {
 	clock     clock.Clock
 	metrics   *informerMetrics
 	tracer    trace.Tracer
+	log       *slog.Logger
+	statusFns notify.List[SyncStatus]
 
 	// mu serialises the processing of one item with handler registration, so a late
 	// handler's replay and the events after it line up exactly.
@@ -100,9 +111,15 @@ func New[T object.Object](lw reflector.ListerWatcher[T], opts Options[T]) *Infor
 	if opts.Tracer != nil {
 		opts.Reflector.Tracer = opts.Tracer
 	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Reflector.Logger == nil {
+		opts.Reflector.Logger = opts.Logger
+	}
 	inf := &Informer[T]{name: opts.Name, fifo: deltafifo.New[T](), cache: indexer.New[T](),
 		transform: opts.Transform, clock: opts.Clock, tracer: opts.Tracer, synced: make(chan struct{}),
-		resyncKick: make(chan struct{}, 1)}
+		resyncKick: make(chan struct{}, 1), log: opts.Logger.With("informer", opts.Name)}
 	if opts.Metrics != nil {
 		inf.metrics = opts.Metrics.forInformer(opts.Name, inf)
 		opts.Reflector.Metrics = inf.metrics
@@ -111,8 +128,23 @@ func New[T object.Object](lw reflector.ListerWatcher[T], opts Options[T]) *Infor
 		_ = inf.cache.AddIndexers(opts.Indexers) // a fresh indexer has only "namespace"
 	}
 	inf.reflector = reflector.New[T](lw, relistStore[T]{inf.fifo, inf.cache}, opts.Reflector)
+	inf.reflector.OnStatus(func(s reflector.Status) {
+		inf.statusFns.Notify(SyncStatus{Synced: inf.HasSynced(), Status: s})
+	})
 	return inf
 }
+
+// The informer's parts, checked where they are put together.
+var (
+	_ reflector.Store[*object.Pod]         = relistStore[*object.Pod]{}
+	_ reflector.Reuser[*object.Pod]        = relistStore[*object.Pod]{}
+	_ reflector.ListerWatcher[*object.Pod] = (*listwatch.Resource[*object.Pod])(nil)
+	_ reflector.Metrics                    = (*informerMetrics)(nil)
+	_ Syncer                               = (*Informer[*object.Pod])(nil)
+	_ Syncer                               = (*Registration[*object.Pod])(nil)
+	_ statuser                             = (*Informer[*object.Pod])(nil)
+	_ deltafifo.Known[*object.Pod]         = (*indexer.Indexer[*object.Pod])(nil)
+)
 
 // relistStore is the reflector's view of the informer: the FIFO, plus the cache for
 // reflector.Reuser, so a relisted object that has not changed is the cached one.
@@ -168,7 +200,7 @@ func (inf *Informer[T]) AddEventHandler(h Handler[T], opts HandlerOptions) (*Reg
 	if inf.stopping {
 		return nil, errors.New("informer: AddEventHandler after shutdown")
 	}
-	l := newListener(h, opts)
+	l := newListener(h, opts, inf.log)
 	if opts.ResyncPeriod > 0 {
 		l.nextResync = inf.clock.Now().Add(opts.ResyncPeriod)
 		select {
@@ -232,8 +264,13 @@ func (inf *Informer[T]) Run(ctx context.Context) {
 
 func (inf *Informer[T]) processLoop(ctx context.Context) {
 	for {
+		synced := inf.HasSynced()
 		if err := inf.fifo.Pop(ctx, inf.process); err != nil {
 			return
+		}
+		if !synced && inf.HasSynced() {
+			// Told here, outside inf.mu, so a subscriber may call back into the informer.
+			inf.statusFns.Notify(inf.Status())
 		}
 	}
 }
@@ -413,24 +450,28 @@ func (inf *Informer[T]) HasSynced() bool {
 // Synced is closed once HasSynced is true.
 func (inf *Informer[T]) Synced() <-chan struct{} { return inf.synced }
 
-// SyncStatus says whether the informer is synced and, if not, why not.
+// SyncStatus says whether the informer is synced and, if not, why not: its reflector's
+// Status (LastError is the reason it is not synced yet: 403 on list, unknown resource...).
 type SyncStatus struct {
-	Synced                  bool
-	State                   reflector.State
-	LastError               error // the reason it is not synced yet (403 on list, unknown resource, ...)
-	LastSyncResourceVersion string
-	// StreamingFallback: a streaming list was asked for but given up for list+watch, for
-	// StreamingFallbackReason.
-	StreamingFallback       bool
-	StreamingFallbackReason error
+	Synced bool
+	reflector.Status
 }
 
 // Status returns the informer's sync status.
 func (inf *Informer[T]) Status() SyncStatus {
-	s := inf.reflector.Status()
-	return SyncStatus{Synced: inf.HasSynced(), State: s.State, LastError: s.LastError,
-		LastSyncResourceVersion: s.LastSyncResourceVersion, StreamingFallback: s.StreamingFallback,
-		StreamingFallbackReason: s.StreamingFallbackReason}
+	return SyncStatus{Synced: inf.HasSynced(), Status: inf.reflector.Status()}
+}
+
+// OnStatus calls f on every transition of the informer's status: its reflector's (see
+// reflector.Reflector.OnStatus: relists, backoffs, fallbacks, errors; not each event),
+// and the moment it has synced. f runs on the informer's goroutines and must be quick.
+// The returned function unregisters f.
+func (inf *Informer[T]) OnStatus(f func(SyncStatus)) (remove func()) { return inf.statusFns.Add(f) }
+
+func (inf *Informer[T]) forgetMetrics() {
+	if inf.metrics != nil {
+		inf.metrics.forget()
+	}
 }
 
 // Cache returns the informer's indexer (read-only objects; see package indexer).

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kinformer/kinformer/apisim"
+	"github.com/kinformer/kinformer/internal/testwait"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 )
@@ -25,7 +26,7 @@ func TestInformerDeliversInitialListThenChanges(t *testing.T) {
 	rec := newRecorder()
 	reg, _ := inf.AddEventHandler(rec, HandlerOptions{})
 	run(t, inf)
-	if err := WaitForSync(ctxFor(t), inf, reg); err != nil {
+	if err := WaitForSync(testwait.Context(t, 10*time.Second), inf, reg); err != nil {
 		t.Fatal(err)
 	}
 	if d := cmp.Diff([]string{"add ns/a initial=true", "add ns/b initial=true"}, rec.log); d != "" {
@@ -34,7 +35,7 @@ func TestInformerDeliversInitialListThenChanges(t *testing.T) {
 	e.create(t, "c", nil)
 	e.relabel(t, "a", "2")
 	e.remove(t, "b")
-	eventually(t, "the handler to see the changes", func() bool { return cmp.Equal(rec.snapshot(), e.serverState(t)) })
+	testwait.Eventually(t, 10*time.Second, func() bool { return cmp.Equal(rec.snapshot(), e.serverState(t)) }, "waiting for the handler to see the changes")
 	if d := cmp.Diff(e.serverState(t), cacheState(inf)); d != "" {
 		t.Errorf("cache vs server:\n%s", d)
 	}
@@ -47,18 +48,12 @@ func TestInformerDeliversInitialListThenChanges(t *testing.T) {
 	}
 }
 
-func ctxFor(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 func TestLateHandlerGetsReplayAndOwnSync(t *testing.T) {
 	e := newEnv(t, apisim.Options{})
 	e.create(t, "a", nil)
 	inf := New[*object.Pod](e.pods, Options[*object.Pod]{Reflector: fastReflector()})
 	run(t, inf)
-	if err := WaitForSync(ctxFor(t), inf); err != nil {
+	if err := WaitForSync(testwait.Context(t, 10*time.Second), inf); err != nil {
 		t.Fatal(err)
 	}
 	rec := newRecorder()
@@ -69,7 +64,7 @@ func TestLateHandlerGetsReplayAndOwnSync(t *testing.T) {
 		t.Fatal("a handler that has not taken its replay is not synced")
 	}
 	close(rec.block)
-	if err := WaitForSync(ctxFor(t), reg); err != nil {
+	if err := WaitForSync(testwait.Context(t, 10*time.Second), reg); err != nil {
 		t.Fatal(err)
 	}
 	if d := cmp.Diff([]string{"add ns/a initial=true"}, rec.log); d != "" {
@@ -94,7 +89,7 @@ func TestSlowHandlerNeitherBlocksOthersNorLosesFinalState(t *testing.T) {
 	inf.AddEventHandler(fast, HandlerOptions{Name: "fast"})
 	slowReg, _ := inf.AddEventHandler(slow, HandlerOptions{Name: "slow", BufferSize: 10})
 	run(t, inf)
-	eventually(t, "sync", inf.HasSynced)
+	testwait.Eventually(t, 10*time.Second, inf.HasSynced, "waiting for sync")
 	for i := range 50 {
 		name := string(rune('a'+i%26)) + string(rune('a'+i/26))
 		e.create(t, name, nil)
@@ -106,15 +101,15 @@ func TestSlowHandlerNeitherBlocksOthersNorLosesFinalState(t *testing.T) {
 		}
 	}
 	want := e.serverState(t)
-	eventually(t, "the fast handler", func() bool { return cmp.Equal(fast.snapshot(), want) })
-	stats := inf.handlerStats(time.Now())
+	testwait.Eventually(t, 10*time.Second, func() bool { return cmp.Equal(fast.snapshot(), want) }, "waiting for the fast handler")
+	stats := inf.handlerStats()
 	for _, s := range stats {
 		if s.name == "slow" && (s.depth > 10+50 || s.coalesced == 0) {
 			t.Errorf("slow handler buffer: depth %d (bound 10 + one per object), coalesced %d", s.depth, s.coalesced)
 		}
 	}
 	close(slow.block)
-	eventually(t, "the slow handler", func() bool { return cmp.Equal(slow.snapshot(), want) })
+	testwait.Eventually(t, 10*time.Second, func() bool { return cmp.Equal(slow.snapshot(), want) }, "waiting for the slow handler")
 	if !slowReg.HasSynced() {
 		t.Error("slow handler never synced")
 	}
@@ -129,7 +124,7 @@ func TestRelistAfterCompactionEmitsTombstones(t *testing.T) {
 	rec := newRecorder()
 	inf.AddEventHandler(rec, HandlerOptions{})
 	run(t, inf)
-	eventually(t, "sync", inf.HasSynced)
+	testwait.Eventually(t, 10*time.Second, inf.HasSynced, "waiting for sync")
 	// Cut the watch and refuse new ones, change things, compact: the re-watch from the
 	// old resourceVersion then gets 410 and only a relist can catch up.
 	e.gapThenRelist(t, rec, func() {
@@ -172,7 +167,7 @@ func TestRecoversFromStreamFaults(t *testing.T) {
 			rec := newRecorder()
 			inf.AddEventHandler(rec, HandlerOptions{})
 			run(t, inf)
-			eventually(t, "sync", inf.HasSynced)
+			testwait.Eventually(t, 10*time.Second, inf.HasSynced, "waiting for sync")
 			tt.inject(e.sim.Faults())
 			for _, n := range []string{"a", "b", "c", "d"} {
 				e.create(t, n, nil)
@@ -181,7 +176,7 @@ func TestRecoversFromStreamFaults(t *testing.T) {
 			e.remove(t, "b")
 			tt.clear(e.sim.Faults())
 			e.create(t, "last", nil)
-			eventually(t, "convergence", func() bool { return cmp.Equal(rec.snapshot(), e.serverState(t)) })
+			testwait.Eventually(t, 10*time.Second, func() bool { return cmp.Equal(rec.snapshot(), e.serverState(t)) }, "waiting for convergence")
 			if d := cmp.Diff(e.serverState(t), cacheState(inf)); d != "" {
 				t.Error(d)
 			}
@@ -197,12 +192,12 @@ func TestIdleWatchIsReplaced(t *testing.T) {
 	rec := newRecorder()
 	inf.AddEventHandler(rec, HandlerOptions{})
 	run(t, inf)
-	eventually(t, "sync", inf.HasSynced)
+	testwait.Eventually(t, 10*time.Second, inf.HasSynced, "waiting for sync")
 	e.sim.Faults().StallWatches(true)
 	e.create(t, "while-stalled", nil)
 	time.Sleep(1500 * time.Millisecond) // past the idle deadline: the reflector gave up on it
 	e.sim.Faults().StallWatches(false)
-	eventually(t, "the object created while the stream was dead", func() bool { return rec.count("add ns/while-stalled") == 1 })
+	testwait.Eventually(t, 10*time.Second, func() bool { return rec.count("add ns/while-stalled") == 1 }, "waiting for the object created while the stream was dead")
 }
 
 func TestStatusExplainsWhyNotSynced(t *testing.T) {
@@ -220,7 +215,7 @@ func TestStatusExplainsWhyNotSynced(t *testing.T) {
 		t.Errorf("status %+v", st)
 	}
 	e.sim.Faults().Forbid("pods", false)
-	if err := WaitForSync(ctxFor(t), inf); err != nil {
+	if err := WaitForSync(testwait.Context(t, 10*time.Second), inf); err != nil {
 		t.Fatalf("after the 403 is lifted: %v", err)
 	}
 	if st := inf.Status(); st.LastError != nil {
@@ -256,7 +251,7 @@ func TestExpiredContinueTokenFallsBackToFullList(t *testing.T) {
 	lw := &expiringLister{Resource: e.pods, sim: e.sim}
 	inf := New[*object.Pod](lw, Options[*object.Pod]{Reflector: ro})
 	run(t, inf)
-	if err := WaitForSync(ctxFor(t), inf); err != nil {
+	if err := WaitForSync(testwait.Context(t, 10*time.Second), inf); err != nil {
 		t.Fatal(err)
 	}
 	if n := inf.Cache().Len(); n != 30 {
@@ -286,14 +281,14 @@ func TestStreamingList(t *testing.T) {
 			rec := newRecorder()
 			inf.AddEventHandler(rec, HandlerOptions{})
 			run(t, inf)
-			if err := WaitForSync(ctxFor(t), inf); err != nil {
+			if err := WaitForSync(testwait.Context(t, 10*time.Second), inf); err != nil {
 				t.Fatal(err)
 			}
 			if got := inf.reflector.Status().StreamingFallback; got != tt.wantFallback {
 				t.Errorf("fallback = %v, want %v", got, tt.wantFallback)
 			}
 			e.create(t, "c", nil)
-			eventually(t, "the watch after the initial state", func() bool { return cmp.Equal(rec.snapshot(), e.serverState(t)) })
+			testwait.Eventually(t, 10*time.Second, func() bool { return cmp.Equal(rec.snapshot(), e.serverState(t)) }, "waiting for the watch after the initial state")
 			if rec.count("add ns/a initial=true") != 1 {
 				t.Errorf("log %v", rec.log)
 			}
@@ -310,9 +305,9 @@ func TestPerHandlerResync(t *testing.T) {
 	inf.AddEventHandler(resynced, HandlerOptions{ResyncPeriod: 50 * time.Millisecond})
 	inf.AddEventHandler(plain, HandlerOptions{})
 	run(t, inf)
-	eventually(t, "sync", inf.HasSynced)
+	testwait.Eventually(t, 10*time.Second, inf.HasSynced, "waiting for sync")
 	lists, watches := counting.lists.Load(), counting.watches.Load()
-	eventually(t, "resyncs", func() bool { return resynced.count("resync ns/a") >= 3 })
+	testwait.Eventually(t, 10*time.Second, func() bool { return resynced.count("resync ns/a") >= 3 }, "waiting for resyncs")
 	if plain.count("resync") != 0 {
 		t.Error("a handler without a resync period got resyncs")
 	}
@@ -329,7 +324,7 @@ func TestTransformStripsManagedFieldsByDefault(t *testing.T) {
 	}
 	inf := New[*object.Pod](e.pods, Options[*object.Pod]{Reflector: fastReflector()})
 	run(t, inf)
-	eventually(t, "sync", inf.HasSynced)
+	testwait.Eventually(t, 10*time.Second, inf.HasSynced, "waiting for sync")
 	got, _ := inf.Lister().Get("ns/m")
 	if _, has := got.Unknown["managedFields"]; has {
 		t.Error("managedFields kept")
@@ -364,7 +359,7 @@ func (c *countingWatcher) List(ctx context.Context, opts listwatch.ListOptions) 
 	return c.Resource.List(ctx, opts)
 }
 
-func (c *countingWatcher) Watch(ctx context.Context, opts listwatch.WatchOptions) (*listwatch.Watch[*object.Pod], error) {
+func (c *countingWatcher) Watch(ctx context.Context, opts listwatch.WatchOptions) (listwatch.Stream[*object.Pod], error) {
 	c.watches.Add(1)
 	if c.closeAtOnce {
 		opts.TimeoutSeconds = 0
@@ -390,7 +385,7 @@ func TestRelistReusesUnchangedObjects(t *testing.T) {
 	rec := newRecorder()
 	inf.AddEventHandler(rec, HandlerOptions{})
 	run(t, inf)
-	eventually(t, "sync", inf.HasSynced)
+	testwait.Eventually(t, 10*time.Second, inf.HasSynced, "waiting for sync")
 	same, _ := inf.Lister().Get("ns/same")
 	moved, _ := inf.Lister().Get("ns/moved")
 

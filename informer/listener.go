@@ -1,6 +1,7 @@
 package informer
 
 import (
+	"log/slog"
 	"sync"
 	"time"
 
@@ -79,11 +80,16 @@ type listener[T object.Object] struct {
 
 	nextResync time.Time
 	coalescedN uint64
+
+	// log hears when the buffer starts to coalesce and when the handler has caught up:
+	// a slow handler, told once per episode rather than per notification.
+	log           *slog.Logger
+	episodeStartN uint64 // coalescedN when the current episode began
 }
 
-func newListener[T object.Object](h Handler[T], opts HandlerOptions) *listener[T] {
+func newListener[T object.Object](h Handler[T], opts HandlerOptions, log *slog.Logger) *listener[T] {
 	l := &listener[T]{h: h, name: opts.Name, capacity: opts.BufferSize, resync: opts.ResyncPeriod, tracer: opts.Tracer,
-		overflow: map[string]*coalesced[T]{}, synced: make(chan struct{})}
+		overflow: map[string]*coalesced[T]{}, synced: make(chan struct{}), log: log}
 	l.cond = sync.NewCond(&l.mu)
 	return l
 }
@@ -93,6 +99,11 @@ func (l *listener[T]) add(n note[T]) {
 	defer l.mu.Unlock()
 	if l.stopped {
 		return
+	}
+	if len(l.order) == l.orderHead && len(l.buf)-l.head >= l.capacity {
+		l.episodeStartN = l.coalescedN
+		l.log.Warn("handler buffer full: coalescing notifications per object until it catches up",
+			"handler", l.name, "buffer", l.capacity)
 	}
 	if len(l.order) == l.orderHead && len(l.buf)-l.head < l.capacity {
 		if l.head > 0 && l.head >= len(l.buf)/2 {
@@ -200,6 +211,8 @@ func (l *listener[T]) next() (n note[T], ok bool) {
 			delete(l.overflow, key)
 			if l.orderHead == len(l.order) {
 				l.order, l.orderHead = l.order[:0], 0
+				l.log.Info("handler caught up with its coalesced notifications", "handler", l.name,
+					"coalesced", l.coalescedN-l.episodeStartN)
 			}
 			if n, ok := l.resolve(c); ok {
 				if l.pending == nil {

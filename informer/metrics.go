@@ -31,7 +31,7 @@ type Metrics struct {
 }
 
 type handlerStats interface {
-	handlerStats(now time.Time) []handlerStat
+	handlerStats() []handlerStat // read on the informer's own clock
 }
 
 type handlerStat struct {
@@ -76,9 +76,8 @@ func (c *handlerCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c *handlerCollector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	now := time.Now()
 	for name, inf := range c.informers {
-		for _, h := range inf.handlerStats(now) {
+		for _, h := range inf.handlerStats() {
 			ch <- prometheus.MustNewConstMetric(c.depth, prometheus.GaugeValue, float64(h.depth), name, h.name)
 			ch <- prometheus.MustNewConstMetric(c.lag, prometheus.GaugeValue, h.lag.Seconds(), name, h.name)
 			ch <- prometheus.MustNewConstMetric(c.coalesced, prometheus.CounterValue, float64(h.coalesced), name, h.name)
@@ -111,13 +110,26 @@ func (im *informerMetrics) Relist() { im.m.relists.WithLabelValues(im.name).Inc(
 func (im *informerMetrics) Event(t listwatch.EventType) {
 	im.m.events.WithLabelValues(im.name, string(t)).Inc()
 }
+
+// forget removes the informer's series, so a removed informer is not exported forever.
+func (im *informerMetrics) forget() {
+	m := im.m
+	m.mu.Lock()
+	delete(m.informers, im.name)
+	m.mu.Unlock()
+	for _, v := range []*prometheus.MetricVec{m.lists.MetricVec, m.watches.MetricVec, m.relists.MetricVec, m.events.MetricVec, m.lastRV.MetricVec} {
+		v.DeletePartialMatch(prometheus.Labels{"name": im.name})
+	}
+}
+
 func (im *informerMetrics) ResourceVersion(rv string) {
 	if v, err := strconv.ParseFloat(rv, 64); err == nil {
 		im.m.lastRV.WithLabelValues(im.name).Set(v)
 	}
 }
 
-func (inf *Informer[T]) handlerStats(now time.Time) []handlerStat {
+func (inf *Informer[T]) handlerStats() []handlerStat {
+	now := inf.clock.Now()
 	inf.mu.Lock()
 	listeners := append([]*listener[T](nil), inf.listeners...)
 	inf.mu.Unlock()

@@ -2,10 +2,12 @@ package informer
 
 import (
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/kinformer/kinformer/apisim"
+	"github.com/kinformer/kinformer/internal/testwait"
 	"github.com/kinformer/kinformer/object"
 )
 
@@ -28,16 +30,16 @@ func TestMetricsCountWhatHappened(t *testing.T) {
 	defer close(stuck.block)
 	inf.AddEventHandler(stuck, HandlerOptions{Name: "stuck", BufferSize: 2})
 	run(t, inf)
-	eventually(t, "sync", inf.HasSynced)
+	testwait.Eventually(t, 10*time.Second, inf.HasSynced, "waiting for sync")
 	for _, n := range []string{"b", "c", "d"} {
 		e.create(t, n, nil)
 	}
 	e.remove(t, "b")
-	eventually(t, "the events", func() bool { return rec.count("delete ns/b") == 1 })
+	testwait.Eventually(t, 10*time.Second, func() bool { return rec.count("delete ns/b") == 1 }, "waiting for the events")
 	e.gapThenRelist(t, rec, func() { e.create(t, "during-gap", nil) })
-	eventually(t, "the relist's RV", func() bool {
+	testwait.Eventually(t, 10*time.Second, func() bool {
 		return metric(t, reg, "kinformer_reflector_last_resource_version", pods) == float64(e.sim.ResourceVersion())
-	})
+	}, "waiting for the relist's RV")
 
 	counts := map[string]float64{
 		"lists":   metric(t, reg, "kinformer_reflector_lists_total", pods),

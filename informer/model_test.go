@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kinformer/kinformer/apisim"
+	"github.com/kinformer/kinformer/internal/testwait"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 )
@@ -89,25 +90,20 @@ func runModel(t *testing.T, seed uint64) {
 	// A last write gives the informer a resourceVersion to catch up to.
 	_, _ = e.pods.Create(ctx, &object.Pod{ObjectMeta: object.ObjectMeta{Name: "final"}})
 	want := e.serverState(t)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	testwait.Eventually(t, 20*time.Second, func() bool {
 		ok := cmp.Equal(want, cacheState(inf))
 		for _, r := range recs {
 			ok = ok && cmp.Equal(want, r.snapshot())
 		}
-		if ok {
-			for i, r := range recs {
-				if v := r.check.Broken(); len(v) > 0 {
-					t.Errorf("seed %d: handler %d was told inconsistent events: %q", seed, i, v)
-				}
-			}
-			return
+		return ok
+	}, "seed %d: no convergence.\n%s", seed, testwait.Lazy(func() any {
+		return fmt.Sprintf("cache vs server:\n%s\nhandler 0:\n%s\nhandler 1 (buffer 3):\n%s\nhandler 2 (late):\n%s\nstatus %+v",
+			cmp.Diff(want, cacheState(inf)), cmp.Diff(want, recs[0].snapshot()),
+			cmp.Diff(want, recs[1].snapshot()), cmp.Diff(want, recs[2].snapshot()), inf.Status())
+	}))
+	for i, r := range recs {
+		if v := r.check.Broken(); len(v) > 0 {
+			t.Errorf("seed %d: handler %d was told inconsistent events: %q", seed, i, v)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("seed %d: no convergence.\ncache vs server:\n%s\nhandler 0:\n%s\nhandler 1 (buffer 3):\n%s\nhandler 2 (late):\n%s\nstatus %+v",
-				seed, cmp.Diff(want, cacheState(inf)), cmp.Diff(want, recs[0].snapshot()),
-				cmp.Diff(want, recs[1].snapshot()), cmp.Diff(want, recs[2].snapshot()), inf.Status())
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/kinformer/kinformer/apisim"
+	"github.com/kinformer/kinformer/internal/testwait"
 	"github.com/kinformer/kinformer/object"
 	"github.com/kinformer/kinformer/trace"
 )
@@ -37,7 +39,7 @@ func TestTracedEventsPassEveryStageInOrder(t *testing.T) {
 	inf := New[*object.Pod](e.pods, Options[*object.Pod]{Reflector: fastReflector(), Tracer: tracer})
 	reg, _ := inf.AddEventHandler(newRecorder(), HandlerOptions{Tracer: tracer})
 	run(t, inf)
-	if err := WaitForSync(ctxFor(t), inf, reg); err != nil {
+	if err := WaitForSync(testwait.Context(t, 10*time.Second), inf, reg); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]bool{} // "TYPE key rv"
@@ -46,13 +48,13 @@ func TestTracedEventsPassEveryStageInOrder(t *testing.T) {
 		want[fmt.Sprintf("ADDED %s %s", object.Key(p), p.ResourceVersion)] = true
 	}
 	for i := range 5 {
-		p, err := e.pods.Patch(ctxFor(t), fmt.Sprint("p", i), "application/merge-patch+json", []byte(`{"metadata":{"labels":{"v":"2"}}}`), "")
+		p, err := e.pods.Patch(testwait.Context(t, 10*time.Second), fmt.Sprint("p", i), "application/merge-patch+json", []byte(`{"metadata":{"labels":{"v":"2"}}}`), "")
 		if err != nil {
 			t.Fatal(err)
 		}
 		want[fmt.Sprintf("MODIFIED %s %s", object.Key(p), p.ResourceVersion)] = true
 	}
-	eventually(t, "every event reported", func() bool { return len(recs.all()) >= len(want) })
+	testwait.Eventually(t, 10*time.Second, func() bool { return len(recs.all()) >= len(want) }, "waiting for every event reported")
 	for _, r := range recs.all() {
 		id := fmt.Sprintf("%s %s %s", r.Type, r.Key(), r.ResourceVersion)
 		if !want[id] {
@@ -82,28 +84,28 @@ func TestTracedEventsLostToCoalescingStayBounded(t *testing.T) {
 	rec.block = make(chan struct{})
 	reg, _ := inf.AddEventHandler(rec, HandlerOptions{BufferSize: 1, Tracer: tracer})
 	run(t, inf)
-	if err := WaitForSync(ctxFor(t), inf, reg); err != nil {
+	if err := WaitForSync(testwait.Context(t, 10*time.Second), inf, reg); err != nil {
 		t.Fatal(err)
 	}
 	e.create(t, "a", nil) // delivered at once; the handler then blocks on it
 	var last *object.Pod
 	for i := range 20 {
 		var err error
-		last, err = e.pods.Patch(ctxFor(t), "a", "application/merge-patch+json", fmt.Appendf(nil, `{"metadata":{"labels":{"v":"%d"}}}`, i), "")
+		last, err = e.pods.Patch(testwait.Context(t, 10*time.Second), "a", "application/merge-patch+json", fmt.Appendf(nil, `{"metadata":{"labels":{"v":"%d"}}}`, i), "")
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	eventually(t, "the cache to hold the last update", func() bool { return cacheState(inf)["ns/a"] == last.ResourceVersion })
+	testwait.Eventually(t, 10*time.Second, func() bool { return cacheState(inf)["ns/a"] == last.ResourceVersion }, "waiting for the cache to hold the last update")
 	close(rec.block)
-	eventually(t, "the last update reported", func() bool {
+	testwait.Eventually(t, 10*time.Second, func() bool {
 		for _, r := range recs.all() {
 			if r.ResourceVersion == last.ResourceVersion {
 				return true
 			}
 		}
 		return false
-	})
+	}, "waiting for the last update reported")
 	st := tracer.Stats()
 	if st.Followed != 21 || st.InFlight > 4 || st.Reported+st.Dropped+uint64(st.InFlight) != st.Followed {
 		t.Errorf("stats %+v: want 21 followed, at most 4 in flight, every one accounted for", st)

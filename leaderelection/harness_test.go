@@ -14,6 +14,7 @@ import (
 
 	"github.com/kinformer/kinformer/apisim"
 	"github.com/kinformer/kinformer/internal/simtest"
+	"github.com/kinformer/kinformer/internal/testwait"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 )
@@ -166,11 +167,11 @@ func (tl *timeline) last(id, what string) (time.Time, bool) {
 func (tl *timeline) await(t *testing.T, id, what string) time.Time {
 	t.Helper()
 	var at time.Time
-	waitFor(t, time.Second, id+" "+what, func() bool {
+	testwait.Eventually(t, time.Second, func() bool {
 		var ok bool
 		at, ok = tl.last(id, what)
 		return ok
-	})
+	}, "waiting for %s %s", id, what)
 	return at
 }
 
@@ -288,22 +289,12 @@ func (c *candidate) returned(t *testing.T, d time.Duration) error {
 	return c.err
 }
 
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("still waiting after %v for %s", d, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-// leaderOf waits for exactly one of cs to lead and returns it.
+// leaderOf waits for exactly one of cs to lead and returns it. It polls every 5 ms: tests
+// time the hand-over from its return.
 func leaderOf(t *testing.T, d time.Duration, cs ...*candidate) *candidate {
 	t.Helper()
 	var leader *candidate
-	waitFor(t, d, "a leader", func() bool {
+	testwait.Every(5*time.Millisecond).Eventually(t, d, func() bool {
 		leader = nil
 		for _, c := range cs {
 			if c.e.IsLeader() {
@@ -314,7 +305,7 @@ func leaderOf(t *testing.T, d time.Duration, cs ...*candidate) *candidate {
 			}
 		}
 		return leader != nil
-	})
+	}, "waiting for a leader")
 	return leader
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kinformer/kinformer/internal/testwait"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 )
@@ -215,7 +216,7 @@ func TestHandoverWhenRunEnds(t *testing.T) {
 			}})
 			leaderOf(t, 2*time.Second, a)
 			b := newCandidate(t, env, "b", candidateOptions{})
-			waitFor(t, 2*time.Second, "b to see a", func() bool { return b.e.Leader() == "a" })
+			testwait.Eventually(t, 2*time.Second, func() bool { return b.e.Leader() == "a" }, "waiting for b to see a")
 
 			w, err := env.leases.Watch(context.Background(), listwatch.WatchOptions{
 				ResourceVersion: env.lease(t).ResourceVersion, IdleTimeout: 5 * time.Second})
@@ -295,7 +296,7 @@ func TestLeaderCutOff(t *testing.T) {
 			a := newCandidate(t, env, "a", candidateOptions{})
 			leaderOf(t, 2*time.Second, a)
 			b := newCandidate(t, env, "b", candidateOptions{})
-			waitFor(t, 2*time.Second, "b to see a", func() bool { return b.e.Leader() == "a" })
+			testwait.Eventually(t, 2*time.Second, func() bool { return b.e.Leader() == "a" }, "waiting for b to see a")
 
 			cut := time.Now()
 			tt.cut(env)

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/kinformer/kinformer/internal/testwait"
 )
 
 func TestMetricsAndHealth(t *testing.T) {
@@ -12,7 +14,7 @@ func TestMetricsAndHealth(t *testing.T) {
 	a := newCandidate(t, env, "a", candidateOptions{})
 	leaderOf(t, 2*time.Second, a)
 	b := newCandidate(t, env, "b", candidateOptions{})
-	waitFor(t, 2*time.Second, "b to see a", func() bool { return b.e.Leader() == "a" })
+	testwait.Eventually(t, 2*time.Second, func() bool { return b.e.Leader() == "a" }, "waiting for b to see a")
 
 	for _, tt := range []struct {
 		c    *candidate

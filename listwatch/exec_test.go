@@ -18,6 +18,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/kinformer/kinformer/internal/leakcheck"
+	"github.com/kinformer/kinformer/internal/testwait"
 	"github.com/kinformer/kinformer/object"
 )
 
@@ -140,12 +141,6 @@ func testPods(c *Client) *Resource[*object.Pod] {
 	return For[*object.Pod](c, ResourceInfo{GroupVersionResource: GroupVersionResource{Version: "v1", Resource: "pods"}, Kind: "Pod", Namespaced: true}, "default")
 }
 
-func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // TestExecCredentialIsCachedUntilExpiry: the plugin runs once for many requests, and
 // again once its expirationTimestamp has passed, for both versions of the protocol.
 func TestExecCredentialIsCachedUntilExpiry(t *testing.T) {
@@ -161,7 +156,7 @@ func TestExecCredentialIsCachedUntilExpiry(t *testing.T) {
 			pods := testPods(c)
 			list := func(when string, wantRuns int) {
 				t.Helper()
-				if _, err := pods.List(testCtx(t), ListOptions{}); err != nil {
+				if _, err := pods.List(testwait.Context(t, 30*time.Second), ListOptions{}); err != nil {
 					t.Fatalf("%s: %v", when, err)
 				}
 				if n := pluginRuns(ts.dir); n != wantRuns {
@@ -201,18 +196,18 @@ func TestExec401RunsPluginAgainAndRetriesOnce(t *testing.T) {
 		t.Run(way.name, func(t *testing.T) {
 			c, ts := execClient(t, execAPIVersion, nil)
 			pods := testPods(c)
-			if err := request(testCtx(t), pods); err != nil {
+			if err := request(testwait.Context(t, 30*time.Second), pods); err != nil {
 				t.Fatal(err)
 			}
 			ts.revoked.Store(int64(pluginRuns(ts.dir)))
-			if err := request(testCtx(t), pods); err != nil {
+			if err := request(testwait.Context(t, 30*time.Second), pods); err != nil {
 				t.Fatalf("after the token was revoked: %v", err)
 			}
 			if n := pluginRuns(ts.dir); n != 2 {
 				t.Errorf("the plugin ran %d times, want 2 (once more after the 401)", n)
 			}
 			ts.revoked.Store(1 << 40) // every token, including those to come
-			err := request(testCtx(t), pods)
+			err := request(testwait.Context(t, 30*time.Second), pods)
 			if !object.IsUnauthorized(err) {
 				t.Errorf("a server that takes no token: error %v, want 401", err)
 			}
@@ -247,7 +242,7 @@ func TestExecConcurrent401sRunPluginOnce(t *testing.T) {
 	const inFlight = 8
 	c, ts := execClient(t, execAPIVersion, nil)
 	pods := testPods(c)
-	if _, err := pods.List(testCtx(t), ListOptions{}); err != nil {
+	if _, err := pods.List(testwait.Context(t, 30*time.Second), ListOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	ts.revoked.Store(1)
@@ -268,7 +263,7 @@ func TestExecConcurrent401sRunPluginOnce(t *testing.T) {
 	errs := make(chan error, inFlight)
 	for range inFlight {
 		wg.Go(func() {
-			_, err := pods.List(testCtx(t), ListOptions{})
+			_, err := pods.List(testwait.Context(t, 30*time.Second), ListOptions{})
 			errs <- err
 		})
 	}

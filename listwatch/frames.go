@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/kinformer/kinformer/clock"
+	"github.com/kinformer/kinformer/internal/jsonscan"
 )
 
 // DefaultMaxFrameSize bounds one watch event, and one object of a list page. The
@@ -70,16 +73,15 @@ func newFrameReader(r io.Reader, max int) *frameReader {
 
 // next returns the next frame and the byte offset in the stream where it starts. The
 // slice is valid until the following call. At a clean end between frames it returns io.EOF.
-// With stamp set it also returns when the frame's first byte was there (trace.Started):
+// With stamp set it also returns when, on that clock, the frame's first byte was there (trace.Started):
 // now if an earlier read brought it, else when the read that brought it returned, so
 // the wait on an idle stream is nobody's.
-func (f *frameReader) next(stamp bool) (frame []byte, at int64, started time.Time, err error) {
+func (f *frameReader) next(stamp clock.Clock) (frame []byte, at int64, started time.Time, err error) {
 	// Skip white space between frames.
 	for {
-		for f.start < f.end && isJSONSpace(f.buf[f.start]) {
-			f.start++
-			f.offset++
-		}
+		next := jsonscan.SkipSpace(f.buf[:f.end], f.start)
+		f.offset += int64(next - f.start)
+		f.start = next
 		if f.start < f.end {
 			break
 		}
@@ -87,47 +89,28 @@ func (f *frameReader) next(stamp bool) (frame []byte, at int64, started time.Tim
 			return nil, f.offset, started, err
 		}
 	}
-	if stamp {
-		started = time.Now()
+	if stamp != nil {
+		started = stamp.Now()
 	}
 	at = f.offset
 	if f.buf[f.start] != '{' {
 		return nil, at, started, f.malformed("expected '{' to open an event", nil, f.end)
 	}
 	var (
-		i        = f.start // scan position
-		depth    = 0
-		inString = false
-		escaped  = false
+		scan jsonscan.Scanner
+		i    = f.start // bytes before i are scanned
 	)
 	for {
-		for ; i < f.end; i++ {
-			c := f.buf[i]
-			switch {
-			case inString && escaped:
-				escaped = false
-			case inString && c == '\\':
-				escaped = true
-			case inString && c == '"':
-				inString = false
-			case inString:
-			case c == '"':
-				inString = true
-			case c == '{' || c == '[':
-				depth++
-			case c == '}' || c == ']':
-				depth--
-				if depth == 0 {
-					if i+1-f.start > f.max {
-						return nil, at, started, f.malformed(tooLargeReason(f.max), ErrFrameTooLarge, f.start+256)
-					}
-					frame = f.buf[f.start : i+1]
-					f.offset += int64(len(frame))
-					f.start = i + 1
-					return frame, at, started, nil
-				}
+		if n := scan.End(f.buf[i:f.end]); n >= 0 {
+			if i+n-f.start > f.max {
+				return nil, at, started, f.malformed(tooLargeReason(f.max), ErrFrameTooLarge, f.start+256)
 			}
+			frame = f.buf[f.start : i+n]
+			f.offset += int64(len(frame))
+			f.start = i + n
+			return frame, at, started, nil
 		}
+		i = f.end
 		if i-f.start >= f.max {
 			return nil, at, started, f.malformed(tooLargeReason(f.max), ErrFrameTooLarge, f.start+256)
 		}
@@ -184,5 +167,3 @@ func (f *frameReader) malformed(reason string, err error, upto int) *FrameError 
 	f.err = fe // the stream cannot be resynchronised after a bad frame
 	return fe
 }
-
-func isJSONSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\r' || c == '\t' }

@@ -94,7 +94,7 @@ func readAll(t *testing.T, r io.Reader, max int) framesRead {
 	fr := newFrameReader(r, max)
 	var out framesRead
 	for {
-		frame, _, _, err := fr.next(false)
+		frame, _, _, err := fr.next(nil)
 		if bound := max + readSize; len(fr.buf) > bound {
 			t.Fatalf("the frame reader's buffer grew to %d bytes, past the %d-byte limit plus one read (%d)", len(fr.buf), max, bound)
 		}
@@ -166,7 +166,7 @@ func TestFrameReaderBufferStaysBounded(t *testing.T) {
 			fr := newFrameReader(strings.NewReader(frameOf(tt.size)), max)
 			var err error
 			for err == nil {
-				_, _, _, err = fr.next(false)
+				_, _, _, err = fr.next(nil)
 			}
 			if !errors.Is(err, tt.wants) {
 				t.Fatalf("error %v, want %v", err, tt.wants)

@@ -20,7 +20,7 @@ func readFrames(r io.Reader, max int) ([]string, error) {
 	fr := newFrameReader(r, max)
 	var out []string
 	for {
-		f, _, _, err := fr.next(false)
+		f, _, _, err := fr.next(nil)
 		if err != nil {
 			if err == io.EOF {
 				return out, nil
@@ -185,7 +185,7 @@ func FuzzWatchDecoder(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fr := newFrameReader(iotest.OneByteReader(bytes.NewReader(data)), 4096)
 		for i := 0; i <= len(data); i++ {
-			frame, _, _, err := fr.next(false)
+			frame, _, _, err := fr.next(nil)
 			if err != nil {
 				return
 			}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/kinformer/kinformer/clock"
 	"github.com/kinformer/kinformer/trace"
 )
 
@@ -75,6 +76,8 @@ type WatchOptions struct {
 	// each followed event once decoded, with its first three marks (see package trace).
 	// A streaming list's initial events are not followed. nil costs one check per frame.
 	Tracer trace.Tracer
+	// Clock times IdleTimeout and the trace marks [clock.Real].
+	Clock clock.Clock
 }
 
 func (o WatchOptions) query() url.Values {

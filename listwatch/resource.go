@@ -394,7 +394,7 @@ func decode[T any](b []byte) (T, error) {
 
 // Watch opens a watch stream. Errors before the stream starts (403, 410 answered as a
 // status, a refused connection) are returned here; errors on the stream come from Next.
-func (r *Resource[T]) Watch(ctx context.Context, opts WatchOptions) (*Watch[T], error) {
+func (r *Resource[T]) Watch(ctx context.Context, opts WatchOptions) (Stream[T], error) {
 	path := r.info.Path(r.namespace, "", "")
 	var (
 		src frameSource

@@ -11,25 +11,14 @@ import (
 
 	"github.com/kinformer/kinformer/apisim"
 	"github.com/kinformer/kinformer/internal/simtest"
+	"github.com/kinformer/kinformer/internal/testwait"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 )
 
-// startSim runs a simulator and a client for it (see simtest.Start).
-func startSim(t *testing.T, opts apisim.Options) (*apisim.Server, *listwatch.Client) {
-	t.Helper()
-	return simtest.Start(t, opts)
-}
-
-func ctxFor(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 func pods(t *testing.T, c *listwatch.Client, ns string) *listwatch.Resource[*object.Pod] {
 	t.Helper()
-	info, err := c.Discover(ctxFor(t), "pods")
+	info, err := c.Discover(testwait.Context(t, 20*time.Second), "pods")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +31,7 @@ func newPod(name string, labels map[string]string) *object.Pod {
 
 func mustCreate(t *testing.T, r *listwatch.Resource[*object.Pod], name string, labels map[string]string) *object.Pod {
 	t.Helper()
-	p, err := r.Create(ctxFor(t), newPod(name, labels))
+	p, err := r.Create(testwait.Context(t, 20*time.Second), newPod(name, labels))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +39,7 @@ func mustCreate(t *testing.T, r *listwatch.Resource[*object.Pod], name string, l
 }
 
 // next reads one event or fails the test.
-func next[T any](t *testing.T, w *listwatch.Watch[T]) listwatch.Event[T] {
+func next[T any](t *testing.T, w listwatch.Stream[T]) listwatch.Event[T] {
 	t.Helper()
 	ev, err := w.Next()
 	if err != nil {
@@ -60,7 +49,7 @@ func next[T any](t *testing.T, w *listwatch.Watch[T]) listwatch.Event[T] {
 }
 
 func TestDiscoveryResolvesNames(t *testing.T) {
-	sim, c := startSim(t, apisim.Options{})
+	sim, c := simtest.Start(t, apisim.Options{})
 	sim.Register(apisim.ResourceType{Group: "example.com", Version: "v1", Resource: "widgets", Kind: "Widget", Namespaced: true})
 	tests := []struct {
 		name string
@@ -75,24 +64,24 @@ func TestDiscoveryResolvesNames(t *testing.T) {
 		{"widgets.example.com", listwatch.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}},
 	}
 	for _, tt := range tests {
-		info, err := c.Discover(ctxFor(t), tt.name)
+		info, err := c.Discover(testwait.Context(t, 20*time.Second), tt.name)
 		if err != nil || info.GroupVersionResource != tt.want {
 			t.Errorf("Discover(%q) = %+v, %v; want %+v", tt.name, info.GroupVersionResource, err, tt.want)
 		}
 	}
-	if _, err := c.Discover(ctxFor(t), "gadgets"); !errors.Is(err, listwatch.ErrUnknownResource) {
+	if _, err := c.Discover(testwait.Context(t, 20*time.Second), "gadgets"); !errors.Is(err, listwatch.ErrUnknownResource) {
 		t.Errorf("unknown resource: error = %v", err)
 	}
 	// A type registered after the first discovery is found by the refresh.
 	sim.Register(apisim.ResourceType{Group: "example.com", Version: "v1", Resource: "gadgets", Kind: "Gadget"})
-	if info, err := c.Discover(ctxFor(t), "gadgets"); err != nil || info.Namespaced {
+	if info, err := c.Discover(testwait.Context(t, 20*time.Second), "gadgets"); err != nil || info.Namespaced {
 		t.Errorf("late resource: %+v, %v", info, err)
 	}
 }
 
 func TestCRUDAndConflicts(t *testing.T) {
-	_, c := startSim(t, apisim.Options{})
-	ctx := ctxFor(t)
+	_, c := simtest.Start(t, apisim.Options{})
+	ctx := testwait.Context(t, 20*time.Second)
 	r := pods(t, c, "default")
 	p := mustCreate(t, r, "a", map[string]string{"app": "web"})
 	if p.UID == "" || p.ResourceVersion == "" || p.Namespace != "default" || p.Status.Phase != object.PodPending {
@@ -138,8 +127,8 @@ func TestCRUDAndConflicts(t *testing.T) {
 }
 
 func TestGenerationGrowsOnSpecChangeOnly(t *testing.T) {
-	_, c := startSim(t, apisim.Options{})
-	ctx := ctxFor(t)
+	_, c := simtest.Start(t, apisim.Options{})
+	ctx := testwait.Context(t, 20*time.Second)
 	info, _ := c.Discover(ctx, "deployments.apps")
 	d := listwatch.For[*object.Deployment](c, info, "default")
 	obj, err := d.Create(ctx, &object.Deployment{ObjectMeta: object.ObjectMeta{Name: "web"}})
@@ -157,8 +146,8 @@ func TestGenerationGrowsOnSpecChangeOnly(t *testing.T) {
 }
 
 func TestListPaginationAndExpiredContinue(t *testing.T) {
-	sim, c := startSim(t, apisim.Options{})
-	ctx := ctxFor(t)
+	sim, c := simtest.Start(t, apisim.Options{})
+	ctx := testwait.Context(t, 20*time.Second)
 	r := pods(t, c, "default")
 	for i := range 25 {
 		mustCreate(t, r, fmt.Sprintf("p%02d", i), map[string]string{"even": fmt.Sprint(i%2 == 0)})
@@ -200,8 +189,8 @@ func TestListPaginationAndExpiredContinue(t *testing.T) {
 func TestWatchEventsAndSelectors(t *testing.T) {
 	for _, ws := range []bool{false, true} {
 		t.Run(fmt.Sprintf("websocket=%v", ws), func(t *testing.T) {
-			_, c := startSim(t, apisim.Options{})
-			ctx := ctxFor(t)
+			_, c := simtest.Start(t, apisim.Options{})
+			ctx := testwait.Context(t, 20*time.Second)
 			r := pods(t, c, "default")
 			list, _ := r.List(ctx, listwatch.ListOptions{})
 			w, err := r.Watch(ctx, listwatch.WatchOptions{ResourceVersion: list.ResourceVersion, LabelSelector: "app=web", WebSocket: ws})
@@ -227,8 +216,8 @@ func TestWatchEventsAndSelectors(t *testing.T) {
 }
 
 func TestWatchResumeBookmarksAndExpiry(t *testing.T) {
-	sim, c := startSim(t, apisim.Options{BookmarkInterval: 50 * time.Millisecond})
-	ctx := ctxFor(t)
+	sim, c := simtest.Start(t, apisim.Options{BookmarkInterval: 50 * time.Millisecond})
+	ctx := testwait.Context(t, 20*time.Second)
 	r := pods(t, c, "default")
 	a := mustCreate(t, r, "a", nil)
 	mustCreate(t, r, "b", nil)
@@ -261,8 +250,8 @@ func TestWatchResumeBookmarksAndExpiry(t *testing.T) {
 }
 
 func TestStreamingList(t *testing.T) {
-	sim, c := startSim(t, apisim.Options{})
-	ctx := ctxFor(t)
+	sim, c := simtest.Start(t, apisim.Options{})
+	ctx := testwait.Context(t, 20*time.Second)
 	r := pods(t, c, "default")
 	for _, n := range []string{"a", "b", "c"} {
 		mustCreate(t, r, n, nil)
@@ -297,18 +286,18 @@ func TestStreamingList(t *testing.T) {
 }
 
 func TestRetriesTooManyRequests(t *testing.T) {
-	sim, c := startSim(t, apisim.Options{})
+	sim, c := simtest.Start(t, apisim.Options{})
 	r := pods(t, c, "default")
 	sim.Faults().FailRequests(2, http.StatusTooManyRequests, 0, nil)
 	start := time.Now()
-	if _, err := r.List(ctxFor(t), listwatch.ListOptions{}); err != nil {
+	if _, err := r.List(testwait.Context(t, 20*time.Second), listwatch.ListOptions{}); err != nil {
 		t.Fatalf("list after two 429s: %v", err)
 	}
 	if d := time.Since(start); d < 2*time.Second {
 		t.Errorf("retried after %v; the server asked for 1 s each time", d)
 	}
 	sim.Faults().FailRequests(1, http.StatusInternalServerError, 0, nil)
-	if _, err := r.List(ctxFor(t), listwatch.ListOptions{}); object.CodeOf(err) != 500 {
+	if _, err := r.List(testwait.Context(t, 20*time.Second), listwatch.ListOptions{}); object.CodeOf(err) != 500 {
 		t.Errorf("500 without Retry-After is not retried: %v", err)
 	}
 }
@@ -334,9 +323,9 @@ func TestWatchStreamFaults(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sim, c := startSim(t, apisim.Options{})
+			sim, c := simtest.Start(t, apisim.Options{})
 			r := pods(t, c, "default")
-			w, err := r.Watch(ctxFor(t), listwatch.WatchOptions{IdleTimeout: 300 * time.Millisecond})
+			w, err := r.Watch(testwait.Context(t, 20*time.Second), listwatch.WatchOptions{IdleTimeout: 300 * time.Millisecond})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -361,13 +350,13 @@ func TestWatchStreamFaults(t *testing.T) {
 }
 
 func TestForbiddenAndUnauthorized(t *testing.T) {
-	sim, c := startSim(t, apisim.Options{Token: "s3cret"})
+	sim, c := simtest.Start(t, apisim.Options{Token: "s3cret"})
 	r := pods(t, c, "default")
 	sim.Faults().Forbid("pods", true)
-	if _, err := r.List(ctxFor(t), listwatch.ListOptions{}); !object.IsForbidden(err) {
+	if _, err := r.List(testwait.Context(t, 20*time.Second), listwatch.ListOptions{}); !object.IsForbidden(err) {
 		t.Errorf("forbidden list: %v", err)
 	}
-	if _, err := r.Watch(ctxFor(t), listwatch.WatchOptions{WebSocket: true}); !object.IsForbidden(err) {
+	if _, err := r.Watch(testwait.Context(t, 20*time.Second), listwatch.WatchOptions{WebSocket: true}); !object.IsForbidden(err) {
 		t.Errorf("forbidden websocket watch: %v", err)
 	}
 	bad, err := listwatch.New(&listwatch.Config{Host: c.Config().Host, BearerToken: "wrong"})
@@ -375,13 +364,13 @@ func TestForbiddenAndUnauthorized(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer bad.CloseIdleConnections()
-	if _, err := bad.Discover(ctxFor(t), "pods"); !object.IsUnauthorized(err) {
+	if _, err := bad.Discover(testwait.Context(t, 20*time.Second), "pods"); !object.IsUnauthorized(err) {
 		t.Errorf("wrong token: %v", err)
 	}
 }
 
 func TestDelayRespectsContext(t *testing.T) {
-	sim, c := startSim(t, apisim.Options{})
+	sim, c := simtest.Start(t, apisim.Options{})
 	r := pods(t, c, "default")
 	sim.Faults().Delay(5 * time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)

@@ -3,14 +3,17 @@ package listwatch_test
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/kinformer/kinformer/apisim"
+	"github.com/kinformer/kinformer/internal/simtest"
+	"github.com/kinformer/kinformer/internal/testwait"
 	"github.com/kinformer/kinformer/object"
 )
 
 func TestCreateSubresource(t *testing.T) {
-	_, c := startSim(t, apisim.Options{})
-	ctx := ctxFor(t)
+	_, c := simtest.Start(t, apisim.Options{})
+	ctx := testwait.Context(t, 20*time.Second)
 	r := pods(t, c, "default")
 	mustCreate(t, r, "web", nil)
 	binding := []byte(`{"apiVersion":"v1","kind":"Binding","metadata":{"name":"web"},"target":{"kind":"Node","name":"fake-node"}}`)

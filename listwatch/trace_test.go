@@ -13,6 +13,8 @@ import (
 
 	"github.com/kinformer/kinformer/apisim"
 	"github.com/kinformer/kinformer/internal/leakcheck"
+	"github.com/kinformer/kinformer/internal/simtest"
+	"github.com/kinformer/kinformer/internal/testwait"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 	"github.com/kinformer/kinformer/trace"
@@ -47,7 +49,7 @@ func frame(typ, name, rv string) string {
 	return fmt.Sprintf(`{"type":%q,"object":{"metadata":{"namespace":"ns","name":%q,"resourceVersion":%q}}}`+"\n", typ, name, rv)
 }
 
-func drain(t *testing.T, w *listwatch.Watch[*object.Pod]) {
+func drain(t *testing.T, w listwatch.Stream[*object.Pod]) {
 	t.Helper()
 	defer w.Close()
 	for {
@@ -131,10 +133,10 @@ func TestWatchReadSpanIsTheFrames(t *testing.T) {
 // Over a websocket, Started is when the message's header is in, and the event is
 // followed the same way.
 func TestWebSocketWatchIsTraced(t *testing.T) {
-	_, c := startSim(t, apisim.Options{})
+	_, c := simtest.Start(t, apisim.Options{})
 	r := pods(t, c, "default")
 	log := &tracerLog{pattern: "xxxxxxxx"}
-	w, err := r.Watch(ctxFor(t), listwatch.WatchOptions{WebSocket: true, Tracer: log})
+	w, err := r.Watch(testwait.Context(t, 20*time.Second), listwatch.WatchOptions{WebSocket: true, Tracer: log})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/kinformer/kinformer/clock"
 	"github.com/kinformer/kinformer/object"
 	"github.com/kinformer/kinformer/trace"
 )
@@ -51,10 +52,10 @@ var ErrIdleTimeout = errors.New("watch stream: idle timeout, no event received")
 
 // frameSource yields raw event frames, each with the byte offset in the stream where it
 // starts (so a frame that fails to decode can be found in a capture): a chunked HTTP body
-// or websocket messages. With stamp set, next also says when the frame's first byte was
+// or websocket messages. With stamp set, next also says when (on it) the frame's first byte was
 // there, for tracing (trace.Started).
 type frameSource interface {
-	next(stamp bool) (frame []byte, at int64, started time.Time, err error)
+	next(stamp clock.Clock) (frame []byte, at int64, started time.Time, err error)
 	close() error
 }
 
@@ -66,7 +67,8 @@ type Watch[T any] struct {
 	idle     time.Duration
 	maxFrame int
 
-	timer     *time.Timer
+	clock     clock.Clock
+	timer     clock.Timer
 	timedOut  atomic.Bool
 	closeOnce sync.Once
 	err       error
@@ -85,8 +87,11 @@ func newWatch[T any](ctx context.Context, src frameSource, opts WatchOptions) *W
 	if w.maxFrame <= 0 {
 		w.maxFrame = DefaultMaxFrameSize
 	}
+	if w.clock = opts.Clock; w.clock == nil {
+		w.clock = clock.Real{}
+	}
 	if idle := opts.IdleTimeout; idle > 0 {
-		w.timer = time.AfterFunc(idle, func() {
+		w.timer = w.clock.AfterFunc(idle, func() {
 			w.timedOut.Store(true)
 			_ = w.src.close() // unblocks the pending read
 		})
@@ -115,7 +120,11 @@ func (w *Watch[T]) next() (Event[T], error) {
 	if w.tracer != nil && !w.initialEvents && !w.sampling {
 		w.sampling = w.tracer.Sample()
 	}
-	frame, at, started, err := w.src.next(w.sampling)
+	var stamp clock.Clock // the clock, when this frame is followed
+	if w.sampling {
+		stamp = w.clock
+	}
+	frame, at, started, err := w.src.next(stamp)
 	switch {
 	case w.timedOut.Load():
 		return Event[T]{}, ErrIdleTimeout
@@ -130,7 +139,7 @@ func (w *Watch[T]) next() (Event[T], error) {
 	}
 	var read time.Time
 	if w.sampling {
-		read = time.Now() // trace.Read: the frame's last byte is in
+		read = w.clock.Now() // trace.Read: the frame's last byte is in
 	}
 	if w.timer != nil {
 		w.timer.Reset(w.idle)
@@ -153,7 +162,7 @@ func (w *Watch[T]) traced(ev Event[T], started, read time.Time) {
 		if !w.sampling {
 			return
 		}
-		decoded := time.Now()
+		decoded := w.clock.Now()
 		if obj, ok := any(ev.Object).(object.Object); ok {
 			w.tracer.Begin(string(ev.Type), obj, started, read, decoded)
 		}
@@ -223,7 +232,9 @@ type bodySource struct {
 	cancel context.CancelFunc
 }
 
-func (s *bodySource) next(stamp bool) ([]byte, int64, time.Time, error) { return s.frames.next(stamp) }
+func (s *bodySource) next(stamp clock.Clock) ([]byte, int64, time.Time, error) {
+	return s.frames.next(stamp)
+}
 
 func (s *bodySource) close() error {
 	s.cancel()

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/kinformer/kinformer/clock"
 )
 
 // wsSource reads watch events from a websocket: the apiserver sends each event as one
@@ -24,12 +26,12 @@ type wsSource struct {
 
 // next reads one message as ReadMessage does, in its two steps: NextReader returns once
 // the message's header is in, which is when its first bytes are (trace.Started).
-func (s *wsSource) next(stamp bool) ([]byte, int64, time.Time, error) {
+func (s *wsSource) next(stamp clock.Clock) ([]byte, int64, time.Time, error) {
 	for {
 		kind, r, err := s.conn.NextReader()
 		var started time.Time
-		if stamp {
-			started = time.Now()
+		if stamp != nil {
+			started = stamp.Now()
 		}
 		var msg []byte
 		if err == nil {

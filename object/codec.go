@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/kinformer/kinformer/internal/jsonscan"
 )
 
 // Unknown holds the JSON members of an object that this package does not model, keyed by
@@ -185,16 +187,16 @@ func plainInt(v []byte) (int64, bool) {
 // eachMember calls fn for every member of the JSON object data, with the member's value
 // as a sub-slice of data. It assumes valid JSON and checks only the shape it relies on.
 func eachMember(data []byte, fn func(key string, value []byte) error) error {
-	i := skipSpace(data, 0)
+	i := jsonscan.SkipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return fmt.Errorf("expected a JSON object")
 	}
-	i = skipSpace(data, i+1)
+	i = jsonscan.SkipSpace(data, i+1)
 	if i < len(data) && data[i] == '}' {
 		return nil
 	}
 	for i < len(data) {
-		end := stringEnd(data, i)
+		end := jsonscan.StringEnd(data, i)
 		if end < 0 {
 			return fmt.Errorf("malformed JSON object key")
 		}
@@ -202,21 +204,21 @@ func eachMember(data []byte, fn func(key string, value []byte) error) error {
 		if err != nil {
 			return err
 		}
-		i = skipSpace(data, end)
+		i = jsonscan.SkipSpace(data, end)
 		if i >= len(data) || data[i] != ':' {
 			return fmt.Errorf("expected ':' after key %q", key)
 		}
-		i = skipSpace(data, i+1)
-		vend := valueEnd(data, i)
+		i = jsonscan.SkipSpace(data, i+1)
+		vend := jsonscan.ValueEnd(data, i)
 		if vend < 0 {
 			return fmt.Errorf("malformed value of %q", key)
 		}
 		if err := fn(key, data[i:vend]); err != nil {
 			return err
 		}
-		i = skipSpace(data, vend)
+		i = jsonscan.SkipSpace(data, vend)
 		if i < len(data) && data[i] == ',' {
-			i = skipSpace(data, i+1)
+			i = jsonscan.SkipSpace(data, i+1)
 			continue
 		}
 		if i < len(data) && data[i] == '}' {
@@ -235,65 +237,6 @@ func memberName(quoted []byte) (string, error) {
 	var s string
 	err := json.Unmarshal(quoted, &s)
 	return s, err
-}
-
-func skipSpace(data []byte, i int) int {
-	for i < len(data) && (data[i] == ' ' || data[i] == '\n' || data[i] == '\r' || data[i] == '\t') {
-		i++
-	}
-	return i
-}
-
-// stringEnd returns the index just past the string starting at data[i], or -1.
-func stringEnd(data []byte, i int) int {
-	if i >= len(data) || data[i] != '"' {
-		return -1
-	}
-	for j := i + 1; j < len(data); j++ {
-		switch data[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
-		}
-	}
-	return -1
-}
-
-// valueEnd returns the index just past the value starting at data[i], or -1.
-func valueEnd(data []byte, i int) int {
-	if i >= len(data) {
-		return -1
-	}
-	switch data[i] {
-	case '"':
-		return stringEnd(data, i)
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(data); j++ {
-			switch data[j] {
-			case '"':
-				end := stringEnd(data, j)
-				if end < 0 {
-					return -1
-				}
-				j = end - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1
-				}
-			}
-		}
-		return -1
-	}
-	j := i // number, true, false, null
-	for j < len(data) && !strings.ContainsRune(",}] \n\r\t", rune(data[j])) {
-		j++
-	}
-	return j
 }
 
 // encodeKeeping is the inverse of decodeKeeping: the struct's fields, then the unknown

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kinformer/kinformer/apisim"
 	"github.com/kinformer/kinformer/internal/simtest"
+	"github.com/kinformer/kinformer/internal/testwait"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 	"github.com/kinformer/kinformer/reflector"
@@ -158,7 +159,8 @@ func testOversizedObject(t *testing.T, websocket bool) {
 	done := make(chan struct{})
 	go func() { r.Run(runCtx); close(done) }()
 	defer func() { cancel(); <-done }()
-	waitFor(t, func() bool { return r.Status().State == reflector.StateWatching && len(store.snapshot()) == 2 })
+	testwait.Eventually(t, 10*time.Second, func() bool { return r.Status().State == reflector.StateWatching && len(store.snapshot()) == 2 },
+		"waiting for the reflector to watch with 2 objects in the store")
 
 	// Grow a to four times the limit.
 	grown := time.Now()
@@ -166,7 +168,7 @@ func testOversizedObject(t *testing.T, websocket bool) {
 	if _, err := pods.Patch(ctx, "a", listwatch.MergePatch, []byte(big), ""); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { _, relists, _ := counts.count(); return relists > 0 })
+	testwait.Eventually(t, 10*time.Second, func() bool { _, relists, _ := counts.count(); return relists > 0 }, "waiting for a relist")
 	lists, _, relisted := counts.count()
 	t.Logf("relist %v after the oversized object was written", relisted.Sub(grown).Round(time.Millisecond))
 
@@ -201,6 +203,7 @@ func testOversizedObject(t *testing.T, websocket bool) {
 		t.Fatal(err)
 	}
 	want := serverState()
-	waitFor(t, func() bool { return cmp.Equal(want, store.snapshot()) })
-	waitFor(t, func() bool { s := r.Status(); return s.State == reflector.StateWatching && s.LastError == nil })
+	testwait.Eventually(t, 10*time.Second, func() bool { return cmp.Equal(want, store.snapshot()) }, "waiting for the store to equal the server")
+	testwait.Eventually(t, 10*time.Second, func() bool { s := r.Status(); return s.State == reflector.StateWatching && s.LastError == nil },
+		"waiting for the reflector to watch without an error")
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/kinformer/kinformer/apisim"
 	"github.com/kinformer/kinformer/internal/leakcheck"
 	"github.com/kinformer/kinformer/internal/simtest"
+	"github.com/kinformer/kinformer/internal/testwait"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 	"github.com/kinformer/kinformer/reflector"
@@ -58,12 +59,12 @@ func TestResumesWithoutRelistWhenTheServerEndsTheWatch(t *testing.T) {
 	done := make(chan struct{})
 	go func() { r.Run(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
-	waitFor(t, func() bool { return r.Status().State == reflector.StateWatching })
+	testwait.Eventually(t, 10*time.Second, func() bool { return r.Status().State == reflector.StateWatching }, "waiting for the reflector to watch")
 	sim.Faults().CutWatches(1, false) // every stream ends cleanly after one event
 	for i := range 3 {
 		pods.Create(ctx, &object.Pod{ObjectMeta: object.ObjectMeta{Name: fmt.Sprint("p", i)}})
 	}
-	waitFor(t, func() bool { return store.has("add p2") })
+	testwait.Eventually(t, 10*time.Second, func() bool { return store.has("add p2") }, "waiting for add p2 in the store")
 	store.mu.Lock()
 	defer store.mu.Unlock()
 	replaces := 0
@@ -78,41 +79,6 @@ func TestResumesWithoutRelistWhenTheServerEndsTheWatch(t *testing.T) {
 	if r.LastSyncResourceVersion() == "" {
 		t.Error("no resourceVersion recorded")
 	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("timed out")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-func ExampleReflector() {
-	sim := apisim.New(apisim.Options{})
-	url, _ := sim.Start("127.0.0.1:0")
-	defer sim.Close()
-	c, _ := listwatch.New(&listwatch.Config{Host: url})
-	defer c.CloseIdleConnections()
-	info, _ := c.Discover(context.Background(), "pods")
-	pods := listwatch.For[*object.Pod](c, info, "default")
-	pods.Create(context.Background(), &object.Pod{ObjectMeta: object.ObjectMeta{Name: "a"}})
-
-	store := &logStore{}
-	r := reflector.New[*object.Pod](pods, store, reflector.Options{Name: "pods"})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { r.Run(ctx); close(done) }()
-	for !store.has("replace 1") {
-		time.Sleep(time.Millisecond)
-	}
-	cancel()
-	<-done
-	fmt.Println(store.log[0], "then", r.Status().State)
-	// Output: replace 1 then Stopped
 }
 
 // TestShortWatchIsAFailure: a server (or proxy) that ends every watch at once with no

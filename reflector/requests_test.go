@@ -15,6 +15,7 @@ import (
 
 	"github.com/kinformer/kinformer/apisim"
 	"github.com/kinformer/kinformer/internal/leakcheck"
+	"github.com/kinformer/kinformer/internal/testwait"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 	"github.com/kinformer/kinformer/reflector"
@@ -197,7 +198,7 @@ func TestInitialListPagesThenWatchesFromItsResourceVersion(t *testing.T) {
 	f := newFixture(t, 5)
 	listRV := strconv.FormatInt(f.sim.ResourceVersion(), 10)
 	r := f.run(t, &logStore{}, reflector.Options{PageSize: 2})
-	waitFor(t, func() bool { return r.Status().State == reflector.StateWatching })
+	testwait.Eventually(t, 10*time.Second, func() bool { return r.Status().State == reflector.StateWatching }, "waiting for the reflector to watch")
 
 	lists, watches := f.log.split()
 	var got []map[string]string
@@ -236,13 +237,14 @@ func TestStreamingListOnlyOnTheInitialWatch(t *testing.T) {
 	f := newFixture(t, 2)
 	store := &logStore{}
 	r := f.run(t, store, reflector.Options{StreamingList: true})
-	waitFor(t, func() bool { return store.has("replace 2") && r.Status().State == reflector.StateWatching })
+	testwait.Eventually(t, 10*time.Second, func() bool { return store.has("replace 2") && r.Status().State == reflector.StateWatching },
+		"waiting for replace 2 in the store and the reflector to watch")
 	f.sim.Faults().CutWatches(1, false) // the next event ends the stream cleanly
 	f.create(t, "after")
-	waitFor(t, func() bool {
+	testwait.Eventually(t, 10*time.Second, func() bool {
 		_, watches := f.log.split()
 		return store.has("add after") && len(watches) >= 2
-	})
+	}, "waiting for add after in the store and a second watch")
 
 	lists, watches := f.log.split()
 	if len(lists) != 0 {
@@ -268,10 +270,10 @@ func TestStreamingListIgnoredByTheServerFallsBackForGood(t *testing.T) {
 	f.sim.Faults().IgnoreStreamingList(true)
 	store := &logStore{}
 	r := f.run(t, store, reflector.Options{StreamingList: true, InitialEventsTimeout: time.Hour})
-	waitFor(t, func() bool {
+	testwait.Eventually(t, 10*time.Second, func() bool {
 		_, watches := f.log.split()
 		return len(watches) >= 1
-	})
+	}, "waiting for a watch")
 	f.create(t, "during") // an event the streaming list never expects: not ADDED of the snapshot
 	pods := f.pods
 	stop := time.Now().Add(10 * time.Second)
@@ -310,19 +312,19 @@ func TestRelistAfterGoneAsksForAtLeastTheLastResourceVersion(t *testing.T) {
 	f := newFixture(t, 1)
 	store := &logStore{}
 	r := f.run(t, store, reflector.Options{})
-	waitFor(t, func() bool { return r.Status().State == reflector.StateWatching })
+	testwait.Eventually(t, 10*time.Second, func() bool { return r.Status().State == reflector.StateWatching }, "waiting for the reflector to watch")
 	// End the watch, hold off new ones, move on and compact past the reflector's RV.
 	faults := f.sim.Faults()
 	faults.FailRequests(1000, http.StatusServiceUnavailable, 0, func(r *http.Request) bool { return r.URL.Query().Get("watch") == "1" })
 	faults.CutWatches(1, false)
 	f.create(t, "cut")
-	waitFor(t, func() bool { return store.has("add cut") })
+	testwait.Eventually(t, 10*time.Second, func() bool { return store.has("add cut") }, "waiting for add cut in the store")
 	seen := r.LastSyncResourceVersion()
 	f.create(t, "missed")
 	f.sim.Compact()
 	faults.CutWatches(0, false)
 	faults.FailRequests(0, 0, 0, nil)
-	waitFor(t, func() bool { return store.has("replace 3") })
+	testwait.Eventually(t, 10*time.Second, func() bool { return store.has("replace 3") }, "waiting for replace 3 in the store")
 
 	lists, _ := f.log.split()
 	if len(lists) != 2 {
@@ -341,16 +343,16 @@ func TestConnectionRefusedBacksOffAndResumes(t *testing.T) {
 	f := newFixture(t, 1)
 	store := &logStore{}
 	r := f.run(t, store, reflector.Options{})
-	waitFor(t, func() bool { return r.Status().State == reflector.StateWatching })
+	testwait.Eventually(t, 10*time.Second, func() bool { return r.Status().State == reflector.StateWatching }, "waiting for the reflector to watch")
 	f.server.stop()
-	waitFor(t, func() bool {
+	testwait.Eventually(t, 10*time.Second, func() bool {
 		s := r.Status()
 		return s.State == reflector.StateBackingOff && s.LastError != nil && strings.Contains(s.LastError.Error(), "connection refused")
-	})
+	}, "waiting for the reflector to back off after connection refused")
 	time.Sleep(300 * time.Millisecond) // a few backoff rounds against the closed port
 	f.server = serveOn(t, f.server.addr, f.log.wrap(f.sim))
 	f.create(t, "back")
-	waitFor(t, func() bool { return store.has("add back") })
+	testwait.Eventually(t, 10*time.Second, func() bool { return store.has("add back") }, "waiting for add back in the store")
 
 	lists, watches := f.log.split()
 	if len(lists) != 1 {
@@ -373,7 +375,7 @@ func TestRelistOnABehindServerReadsTheNewestState(t *testing.T) {
 	f := newFixture(t, 3)
 	store := &logStore{}
 	r := f.run(t, store, reflector.Options{})
-	waitFor(t, func() bool { return r.Status().State == reflector.StateWatching })
+	testwait.Eventually(t, 10*time.Second, func() bool { return r.Status().State == reflector.StateWatching }, "waiting for the reflector to watch")
 	seen := r.LastSyncResourceVersion()
 	f.server.stop()
 	behind := apisim.New(apisim.Options{})
@@ -383,7 +385,7 @@ func TestRelistOnABehindServerReadsTheNewestState(t *testing.T) {
 		body: `{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","message":"too old resource version","reason":"Expired","code":410}}` + "\n"})
 	f.server = serveOn(t, f.server.addr, f.log.wrap(behind))
 	f.create(t, "only")
-	waitFor(t, func() bool { return store.has("replace 1") })
+	testwait.Eventually(t, 10*time.Second, func() bool { return store.has("replace 1") }, "waiting for replace 1 in the store")
 
 	lists, _ := f.log.split()
 	var got []map[string]string
@@ -406,10 +408,10 @@ func TestRetryAfterOutlastsTheBackoff(t *testing.T) {
 	f.log.answerNextWatch(cannedAnswer{code: http.StatusTooManyRequests, retryAfter: "1",
 		body: `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"TooManyRequests","code":429}`})
 	r := f.run(t, &logStore{}, reflector.Options{})
-	waitFor(t, func() bool {
+	testwait.Eventually(t, 10*time.Second, func() bool {
 		_, watches := f.log.split()
 		return len(watches) >= 2
-	})
+	}, "waiting for a second watch")
 	_, watches := f.log.split()
 	if gap := watches[1].at.Sub(watches[0].at); gap < time.Second {
 		t.Errorf("re-watched %v after a 429 asking for 1 s (backoff 10 ms)", gap)
@@ -426,12 +428,12 @@ func TestBrokenHealthyStreamResumesAtOnce(t *testing.T) {
 	f := newFixture(t, 1)
 	store := &logStore{}
 	r := f.run(t, store, reflector.Options{Backoff: reflector.Backoff{Initial: 800 * time.Millisecond, Max: time.Second, Jitter: -1}})
-	waitFor(t, func() bool { return r.Status().State == reflector.StateWatching })
+	testwait.Eventually(t, 10*time.Second, func() bool { return r.Status().State == reflector.StateWatching }, "waiting for the reflector to watch")
 	time.Sleep(1500 * time.Millisecond) // a healthy stream
 	f.sim.Faults().CutWatches(1, true)
 	cut := time.Now()
 	f.create(t, "breaks-the-stream")
-	waitFor(t, func() bool { _, w := f.log.split(); return len(w) >= 2 })
+	testwait.Eventually(t, 10*time.Second, func() bool { _, w := f.log.split(); return len(w) >= 2 }, "waiting for a second watch")
 	_, watches := f.log.split()
 	if gap := watches[1].at.Sub(cut); gap > 500*time.Millisecond {
 		t.Errorf("re-watched %s after the reset of a healthy stream, want at once", gap)
@@ -441,7 +443,7 @@ func TestBrokenHealthyStreamResumesAtOnce(t *testing.T) {
 	isWatch := func(r *http.Request) bool { return r.URL.Query().Get("watch") == "1" }
 	f.sim.Faults().FailRequests(1, http.StatusInternalServerError, 0, isWatch)
 	f.create(t, "breaks-it-again")
-	waitFor(t, func() bool { _, w := f.log.split(); return len(w) >= 4 })
+	testwait.Eventually(t, 10*time.Second, func() bool { _, w := f.log.split(); return len(w) >= 4 }, "waiting for a fourth watch")
 	f.sim.Faults().CutWatches(0, false)
 	_, watches = f.log.split()
 	if gap := watches[2].at.Sub(watches[1].at); gap > 500*time.Millisecond {

@@ -5,6 +5,41 @@ import (
 	"time"
 )
 
+// heapElem is an element of an indexedHeap: it orders itself against another element and
+// records its position in the heap, so that heap.Fix can find it again.
+type heapElem[E any] interface {
+	before(other E) bool
+	setIndex(i int)
+}
+
+// indexedHeap is a container/heap of elements that know their position in it (-1 once
+// popped). The delayed items and the ready entries of non-default priority use one each.
+type indexedHeap[E heapElem[E]] []E
+
+func (h indexedHeap[E]) Len() int           { return len(h) }
+func (h indexedHeap[E]) Less(i, j int) bool { return h[i].before(h[j]) }
+func (h indexedHeap[E]) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].setIndex(i)
+	h[j].setIndex(j)
+}
+func (h *indexedHeap[E]) Push(x any) {
+	e := x.(E)
+	e.setIndex(len(*h))
+	*h = append(*h, e)
+}
+func (h *indexedHeap[E]) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	var zero E
+	old[len(old)-1] = zero
+	*h = old[:len(old)-1]
+	e.setIndex(-1)
+	return e
+}
+
+var _ heap.Interface = (*indexedHeap[*delayed[int]])(nil)
+
 // delayed is one item waiting for its time in AddAfter.
 type delayed[T comparable] struct {
 	item     T
@@ -14,32 +49,14 @@ type delayed[T comparable] struct {
 	index    int
 }
 
-// delayHeap orders delayed items by ready time.
-type delayHeap[T comparable] []*delayed[T]
+// delayHeap orders delayed items by ready time, then arrival.
+type delayHeap[T comparable] = indexedHeap[*delayed[T]]
 
-func (h delayHeap[T]) Len() int { return len(h) }
-func (h delayHeap[T]) Less(i, j int) bool {
-	if !h[i].readyAt.Equal(h[j].readyAt) {
-		return h[i].readyAt.Before(h[j].readyAt)
+func (d *delayed[T]) before(o *delayed[T]) bool {
+	if !d.readyAt.Equal(o.readyAt) {
+		return d.readyAt.Before(o.readyAt)
 	}
-	return h[i].seq < h[j].seq
-}
-func (h delayHeap[T]) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].index, h[j].index = i, j
-}
-func (h *delayHeap[T]) Push(x any) {
-	d := x.(*delayed[T])
-	d.index = len(*h)
-	*h = append(*h, d)
-}
-func (h *delayHeap[T]) Pop() any {
-	old := *h
-	d := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	d.index = -1
-	return d
+	return d.seq < o.seq
 }
 
-var _ heap.Interface = (*delayHeap[int])(nil)
+func (d *delayed[T]) setIndex(i int) { d.index = i }

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kinformer/kinformer/internal/clock"
+	"github.com/kinformer/kinformer/clock"
 )
 
 // ErrShutDown is returned by GetContext once the queue is shut down and empty.

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kinformer/kinformer/internal/clock"
+	"github.com/kinformer/kinformer/clock"
 )
 
 // RateLimiter decides how long a failed item waits before it is retried.

@@ -90,29 +90,14 @@ func (r *readySet[T]) skipStale() {
 	}
 }
 
-// priorityHeap orders entries of non-default priority.
-type priorityHeap[T comparable] []*entry[T]
+// priorityHeap orders entries of non-default priority: higher priority first, then arrival.
+type priorityHeap[T comparable] = indexedHeap[*entry[T]]
 
-func (h priorityHeap[T]) Len() int { return len(h) }
-func (h priorityHeap[T]) Less(i, j int) bool {
-	if h[i].priority != h[j].priority {
-		return h[i].priority > h[j].priority
+func (e *entry[T]) before(o *entry[T]) bool {
+	if e.priority != o.priority {
+		return e.priority > o.priority
 	}
-	return h[i].seq < h[j].seq
+	return e.seq < o.seq
 }
-func (h priorityHeap[T]) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].index, h[j].index = i, j
-}
-func (h *priorityHeap[T]) Push(x any) {
-	e := x.(*entry[T])
-	e.index = len(*h)
-	*h = append(*h, e)
-}
-func (h *priorityHeap[T]) Pop() any {
-	old := *h
-	e := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	return e
-}
+
+func (e *entry[T]) setIndex(i int) { e.index = i }

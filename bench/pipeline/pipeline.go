@@ -65,7 +65,7 @@ func (s *Source) List(context.Context, listwatch.ListOptions) (*object.List[*obj
 }
 
 // Watch serves the stream once (after Start), then blocks until ctx ends.
-func (s *Source) Watch(ctx context.Context, opts listwatch.WatchOptions) (*listwatch.Watch[*object.Pod], error) {
+func (s *Source) Watch(ctx context.Context, opts listwatch.WatchOptions) (listwatch.Stream[*object.Pod], error) {
 	if !s.served {
 		s.served = true
 		select {

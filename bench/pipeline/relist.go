@@ -77,7 +77,7 @@ func (s *relistSource) List(_ context.Context, opts listwatch.ListOptions) (*obj
 }
 
 // Watch: the first one waits for expire and answers 410 (the relist); later ones idle.
-func (s *relistSource) Watch(ctx context.Context, _ listwatch.WatchOptions) (*listwatch.Watch[*object.Pod], error) {
+func (s *relistSource) Watch(ctx context.Context, _ listwatch.WatchOptions) (listwatch.Stream[*object.Pod], error) {
 	s.mu.Lock()
 	first := s.state == 0
 	s.mu.Unlock()

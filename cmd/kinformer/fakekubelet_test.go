@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kinformer/kinformer/internal/leakcheck"
+	"github.com/kinformer/kinformer/internal/testwait"
 	"github.com/kinformer/kinformer/object"
 )
 
@@ -31,30 +32,24 @@ func TestFakeKubeletStartsPods(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		web, err := pods.Get(ctx, "web")
-		if err != nil {
+	var web, stuck *object.Pod
+	testwait.Eventually(t, 30*time.Second, func() bool {
+		var err error
+		if web, err = pods.Get(ctx, "web"); err != nil {
 			t.Fatal(err)
 		}
-		stuck, err := pods.Get(ctx, "stuck")
-		if err != nil {
+		if stuck, err = pods.Get(ctx, "stuck"); err != nil {
 			t.Fatal(err)
 		}
 		_, stuckStarted := stuck.Status.Unknown["startTime"]
-		if web.IsReady() && stuckStarted {
-			if stuck.IsReady() || stuck.Spec.NodeName != "fake-node" {
-				t.Errorf("a pod with image nginx:404 is ready, or not on fake-node: %+v", stuck)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("pods not started in time: web %+v, stuck %+v\nstdout: %s\nstderr: %s", web.Status, stuck.Status, out.String(), errOut.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+		return web.IsReady() && stuckStarted
+	}, "pods not started in time: web %+v, stuck %+v\nstdout: %s\nstderr: %s",
+		testwait.Lazy(func() any { return web.Status }), testwait.Lazy(func() any { return stuck.Status }), &out, &errOut)
+	if stuck.IsReady() || stuck.Spec.NodeName != "fake-node" {
+		t.Errorf("a pod with image nginx:404 is ready, or not on fake-node: %+v", stuck)
 	}
-	waitFor(t, &out, `fake kubelet: binding pods to node fake-node at http://127.0.0.1:`)
-	waitFor(t, &out, `ready after 0s, never ready: [":nonexistent" ":404"]`)
+	waitForOutput(t, &out, `fake kubelet: binding pods to node fake-node at http://127.0.0.1:`)
+	waitForOutput(t, &out, `ready after 0s, never ready: [":nonexistent" ":404"]`)
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("fake-kubelet ended with %v", err)

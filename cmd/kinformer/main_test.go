@@ -14,6 +14,7 @@ import (
 	"github.com/kinformer/kinformer/apisim"
 	"github.com/kinformer/kinformer/internal/leakcheck"
 	"github.com/kinformer/kinformer/internal/simtest"
+	"github.com/kinformer/kinformer/internal/testwait"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 )
@@ -64,15 +65,11 @@ func simPods(t *testing.T) (*apisim.Server, string, *listwatch.Resource[*object.
 	return sim, kc, listwatch.For[*object.Pod](c, info, "default")
 }
 
-func waitFor(t *testing.T, out *syncBuffer, want string) {
+// waitForOutput waits until out contains want.
+func waitForOutput(t *testing.T, out *syncBuffer, want string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(out.String(), want) {
-		if time.Now().After(deadline) {
-			t.Fatalf("output never contained %q:\n%s", want, out.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.Eventually(t, 10*time.Second, func() bool { return strings.Contains(out.String(), want) },
+		"output never contained %q:\n%s", want, out)
 }
 
 func TestWatchPrintsEvents(t *testing.T) {
@@ -86,15 +83,15 @@ func TestWatchPrintsEvents(t *testing.T) {
 	var out, errOut syncBuffer
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, []string{"watch", "pods", "--kubeconfig", kc, "-l", ""}, &out, &errOut) }()
-	waitFor(t, &out, "ADD     default/before rv=2 initial=true")
+	waitForOutput(t, &out, "ADD     default/before rv=2 initial=true")
 	if _, err := pods.Create(ctx, &object.Pod{ObjectMeta: object.ObjectMeta{Name: "after"}}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, &out, "ADD     default/after")
+	waitForOutput(t, &out, "ADD     default/after")
 	if err := pods.Delete(ctx, "after", listwatch.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, &out, "DELETE  default/after")
+	waitForOutput(t, &out, "DELETE  default/after")
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("watch ended with %v", err)
@@ -204,8 +201,8 @@ func TestWatchSaysWhatItWaitsFor(t *testing.T) {
 	var out, errOut syncBuffer
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, []string{"watch", "pods", "--kubeconfig", kc}, &out, &errOut) }()
-	waitFor(t, &errOut, "kinformer: waiting for default/pods to sync: ")
-	waitFor(t, &errOut, "last error: ")
+	waitForOutput(t, &errOut, "kinformer: waiting for default/pods to sync: ")
+	waitForOutput(t, &errOut, "last error: ")
 	if !strings.Contains(errOut.String(), "injected failure") {
 		t.Errorf("the wait does not name the last error:\n%s", errOut.String())
 	}
@@ -240,18 +237,11 @@ func TestControllerManagerAgainstSim(t *testing.T) {
 		done <- run(ctx, []string{"controller-manager", "--kubeconfig", kc, "--metrics-addr", "127.0.0.1:0", "--leader-elect",
 			"--lease-duration", "2s", "--renew-deadline", "1s", "--retry-period", "200ms"}, &out, &errOut)
 	}()
-	waitFor(t, &out, "controller-manager: controllers ")
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	waitForOutput(t, &out, "controller-manager: controllers ")
+	testwait.Eventually(t, 10*time.Second, func() bool {
 		st, _ := listwatch.For[*object.ReplicaSet](c, info, "default").Get(context.Background(), "web")
-		if st != nil && st.Status.Replicas == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the ReplicaSet was not reconciled:\n%s\n%s", out.String(), errOut.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return st != nil && st.Status.Replicas == 2
+	}, "the ReplicaSet was not reconciled:\n%s\n%s", &out, &errOut)
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("controller-manager ended with %v", err)

@@ -66,7 +66,7 @@ func TestControllerManagerWarnsWhenExposed(t *testing.T) {
 	go func() {
 		done <- run(ctx, []string{"controller-manager", "--kubeconfig", kc, "--metrics-addr", "0.0.0.0:0"}, &out, &errOut)
 	}()
-	waitFor(t, &out, "/metrics")
+	waitForOutput(t, &out, "/metrics")
 	if !strings.Contains(errOut.String(), "without authentication on 0.0.0.0:0") {
 		t.Errorf("no warning on stderr:\n%s", errOut.String())
 	}

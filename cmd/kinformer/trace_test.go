@@ -10,6 +10,7 @@ import (
 
 	"github.com/kinformer/kinformer/apisim"
 	"github.com/kinformer/kinformer/internal/leakcheck"
+	"github.com/kinformer/kinformer/internal/testwait"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 )
@@ -45,7 +46,7 @@ func TestWatchTrace(t *testing.T) {
 	go func() {
 		done <- run(ctx, []string{"watch", "pods", "--kubeconfig", kc, "--trace", "--trace-every", "1"}, &out, &errOut)
 	}()
-	waitFor(t, &out, "ADD     default/listed")
+	waitForOutput(t, &out, "ADD     default/listed")
 
 	events := 0
 	for i := range 3 {
@@ -62,13 +63,8 @@ func TestWatchTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	events++
-	deadline := time.Now().Add(10 * time.Second)
-	for len(traceLines(out.String())) < events {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d trace lines, want %d:\n%s", len(traceLines(out.String())), events, out.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.Eventually(t, 10*time.Second, func() bool { return len(traceLines(out.String())) >= events },
+		"%d trace lines, want %d:\n%s", testwait.Lazy(func() any { return len(traceLines(out.String())) }), events, &out)
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("watch ended with %v", err)

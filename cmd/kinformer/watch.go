@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"sync"
 	"time"
@@ -26,6 +27,7 @@ type target struct {
 	context       string
 	websocket     bool
 	streaming     bool
+	verbose       bool
 	trace         *tracing // watch --trace; nil for the other commands
 }
 
@@ -38,6 +40,15 @@ func (t *target) flags(fs *flag.FlagSet) {
 	fs.StringVar(&t.context, "context", "", "kubeconfig context")
 	fs.BoolVar(&t.websocket, "websocket", false, "carry watches over websockets")
 	fs.BoolVar(&t.streaming, "streaming-list", false, "fetch the initial state with a streaming list")
+	fs.BoolVar(&t.verbose, "v", false, "log relists and why, fallbacks, backoffs and broken watches (to stderr)")
+}
+
+// logger is the informers' logger: stderr at info level with -v, else silent.
+func (t *target) logger(stderr io.Writer) *slog.Logger {
+	if !t.verbose {
+		return nil
+	}
+	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 }
 
 // session is an informer of raw objects for one resource, and what it needs.
@@ -98,7 +109,8 @@ func (t *target) open(ctx context.Context, fs *flag.FlagSet, args []string, usag
 			ns = "default"
 		}
 	}
-	fopts := informer.FactoryOptions{Reflector: reflector.Options{WebSocket: t.websocket, StreamingList: t.streaming}}
+	fopts := informer.FactoryOptions{Reflector: reflector.Options{WebSocket: t.websocket, StreamingList: t.streaming},
+		Logger: t.logger(fs.Output())}
 	if t.trace != nil {
 		if fopts.Tracer, err = t.trace.tracer(); err != nil {
 			return nil, err

@@ -3,7 +3,6 @@ package deployment
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +16,7 @@ import (
 	"github.com/kinformer/kinformer/fakekubelet"
 	"github.com/kinformer/kinformer/informer"
 	"github.com/kinformer/kinformer/internal/simtest"
+	"github.com/kinformer/kinformer/internal/testwait"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 )
@@ -76,17 +76,6 @@ func newSimEnv(t *testing.T) *simEnv {
 	return e
 }
 
-func (e *simEnv) eventually(cond func() bool, describe func() string) {
-	e.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			e.t.Fatalf("not after 15s: %s", describe())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func (e *simEnv) get(name string) *object.Deployment {
 	d, err := e.deploy.Get(context.Background(), name)
 	if err != nil {
@@ -130,7 +119,8 @@ func TestUnknownTemplateFieldsReachThePods(t *testing.T) {
 	if _, err := e.deploy.Create(context.Background(), newDeployment("web", spec, 2)); err != nil {
 		t.Fatal(err)
 	}
-	e.eventually(e.complete("web"), func() string { return fmt.Sprintf("%+v", e.get("web").Status) })
+	testwait.Eventually(t, 15*time.Second, e.complete("web"),
+		"%+v", testwait.Lazy(func() any { return e.get("web").Status }))
 	var want any
 	_ = json.Unmarshal([]byte(spec), &want)
 	l, _ := e.pods.List(context.Background(), listwatch.ListOptions{})
@@ -167,7 +157,8 @@ func TestHashCollision(t *testing.T) {
 	if _, err := e.deploy.Create(context.Background(), d); err != nil {
 		t.Fatal(err)
 	}
-	e.eventually(e.complete("web"), func() string { return fmt.Sprintf("%+v", e.get("web").Status) })
+	testwait.Eventually(t, 15*time.Second, e.complete("web"),
+		"%+v", testwait.Lazy(func() any { return e.get("web").Status }))
 	got := e.get("web")
 	if got.Status.CollisionCount == nil || *got.Status.CollisionCount != 1 {
 		t.Errorf("collisionCount %v, want 1", got.Status.CollisionCount)
@@ -184,13 +175,14 @@ func TestScalingEvents(t *testing.T) {
 	if _, err := e.deploy.Create(context.Background(), newDeployment("web", `{"containers":[{"name":"c","image":"v1"}]}`, 2)); err != nil {
 		t.Fatal(err)
 	}
-	e.eventually(e.complete("web"), func() string { return fmt.Sprintf("%+v", e.get("web").Status) })
+	testwait.Eventually(t, 15*time.Second, e.complete("web"),
+		"%+v", testwait.Lazy(func() any { return e.get("web").Status }))
 	patch := `{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"v2"}]}}}}`
 	if _, err := e.deploy.Patch(context.Background(), "web", listwatch.MergePatch, []byte(patch), ""); err != nil {
 		t.Fatal(err)
 	}
-	e.eventually(func() bool { return e.complete("web")() && e.get("web").Status.ObservedGeneration == 2 },
-		func() string { return fmt.Sprintf("%+v", e.get("web").Status) })
+	testwait.Eventually(t, 15*time.Second, func() bool { return e.complete("web")() && e.get("web").Status.ObservedGeneration == 2 },
+		"%+v", testwait.Lazy(func() any { return e.get("web").Status }))
 	d := e.get("web")
 	if d.Annotations[RevisionAnnotation] != "2" {
 		t.Errorf("deployment revision %q, want 2", d.Annotations[RevisionAnnotation])
@@ -208,7 +200,7 @@ func TestScalingEvents(t *testing.T) {
 		"Scaled up replica set " + second + " from 0 to 1",
 		"Scaled down replica set " + first + " from 2 to 1",
 	}
-	e.eventually(func() bool {
+	testwait.Eventually(t, 15*time.Second, func() bool {
 		msgs := e.messages()
 		for _, w := range want {
 			if !strings.Contains(msgs, w) {
@@ -216,7 +208,7 @@ func TestScalingEvents(t *testing.T) {
 			}
 		}
 		return true
-	}, func() string { return e.messages() })
+	}, "%s", testwait.Lazy(func() any { return e.messages() }))
 }
 
 func (e *simEnv) messages() string {
@@ -259,11 +251,12 @@ func TestCarriesOnWithAnotherHashForTheSameTemplate(t *testing.T) {
 	if _, err := e.deploy.Create(context.Background(), d); err != nil {
 		t.Fatal(err)
 	}
-	e.eventually(func() bool { return len(e.owned(e.get("web"))) == 1 }, func() string { return "not adopted" })
+	testwait.Eventually(t, 15*time.Second, func() bool { return len(e.owned(e.get("web"))) == 1 }, "not adopted")
 	if _, err := e.deploy.Patch(context.Background(), "web", listwatch.MergePatch, []byte(`{"spec":{"paused":false}}`), ""); err != nil {
 		t.Fatal(err)
 	}
-	e.eventually(e.complete("web"), func() string { return fmt.Sprintf("%+v", e.get("web").Status) })
+	testwait.Eventually(t, 15*time.Second, e.complete("web"),
+		"%+v", testwait.Lazy(func() any { return e.get("web").Status }))
 	d = e.get("web")
 	rss := e.owned(d)
 	if len(rss) != 1 || rss[0].Name != foreign.Name {

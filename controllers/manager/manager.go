@@ -147,7 +147,7 @@ func New(ctx context.Context, opts Options) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.factory = informer.NewFactory(opts.Client, informer.FactoryOptions{Metrics: infMetrics})
+	m.factory = informer.NewFactory(opts.Client, informer.FactoryOptions{Metrics: infMetrics, Logger: opts.Logger})
 	host, _ := os.Hostname()
 	s := shared{factory: m.factory, client: opts.Client, queueMetrics: queueMetrics, metrics: syncMetrics, logger: opts.Logger, namespace: opts.Namespace, resync: opts.ResyncPeriod}
 	for _, name := range opts.Controllers {

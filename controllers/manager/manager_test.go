@@ -2,7 +2,6 @@ package manager
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/kinformer/kinformer/apisim"
 	"github.com/kinformer/kinformer/internal/simtest"
+	"github.com/kinformer/kinformer/internal/testwait"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 )
@@ -63,17 +63,6 @@ func get(t *testing.T, addr, path string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-func eventually(t *testing.T, d time.Duration, cond func() bool, describe func() string) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not after %s: %s", d, describe())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 type fixture struct {
 	sim  *apisim.Server
 	c    *listwatch.Client
@@ -121,8 +110,10 @@ func TestRunsControllersAndServesEndpoints(t *testing.T) {
 	f := newFixture(t)
 	r := start(t, Options{Client: f.c, MetricsAddr: "127.0.0.1:0", Workers: 2})
 	f.createRS(t, "web", 3)
-	eventually(t, 10*time.Second, func() bool { return f.podCount(t) == 3 }, func() string { return fmt.Sprint(f.podCount(t), " pods") })
-	eventually(t, 5*time.Second, func() bool { code, _ := get(t, r.m.Addr(), "/readyz"); return code == 200 }, func() string { return "not ready" })
+	testwait.Eventually(t, 10*time.Second, func() bool { return f.podCount(t) == 3 },
+		"%d pods", testwait.Lazy(func() any { return f.podCount(t) }))
+	testwait.Eventually(t, 5*time.Second, func() bool { code, _ := get(t, r.m.Addr(), "/readyz"); return code == 200 },
+		"not ready")
 	if code, body := get(t, r.m.Addr(), "/healthz"); code != 200 {
 		t.Errorf("/healthz: %d %s", code, body)
 	}
@@ -156,12 +147,14 @@ func TestLeaderElectionHandsOver(t *testing.T) {
 				RenewDeadline: time.Second, RetryPeriod: 200 * time.Millisecond}}
 	}
 	a := start(t, le("a"))
-	eventually(t, 5*time.Second, func() bool { return f.holder(t) == "a" }, func() string { return "holder " + f.holder(t) })
+	testwait.Eventually(t, 5*time.Second, func() bool { return f.holder(t) == "a" },
+		"holder %s", testwait.Lazy(func() any { return f.holder(t) }))
 	b := start(t, le("b"))
 	f.createRS(t, "web", 2)
-	eventually(t, 10*time.Second, func() bool { return f.podCount(t) == 2 }, func() string { return fmt.Sprint(f.podCount(t)) })
-	eventually(t, 5*time.Second, func() bool { code, _ := get(t, b.m.Addr(), "/readyz"); return code == 200 },
-		func() string { return "the standby is not ready" })
+	testwait.Eventually(t, 10*time.Second, func() bool { return f.podCount(t) == 2 },
+		"%d pods", testwait.Lazy(func() any { return f.podCount(t) }))
+	testwait.Eventually(t, 5*time.Second, func() bool { code, _ := get(t, b.m.Addr(), "/readyz"); return code == 200 },
+		"the standby is not ready")
 	for _, c := range []struct {
 		r    *running
 		want string
@@ -176,7 +169,8 @@ func TestLeaderElectionHandsOver(t *testing.T) {
 	if err := a.stop(t); err != nil {
 		t.Fatalf("the leader's Run ended with %v", err)
 	}
-	eventually(t, 2*time.Second, func() bool { return f.holder(t) == "b" }, func() string { return "holder " + f.holder(t) })
+	testwait.Eventually(t, 2*time.Second, func() bool { return f.holder(t) == "b" },
+		"holder %s", testwait.Lazy(func() any { return f.holder(t) }))
 	if took := time.Since(stopped); took > 1500*time.Millisecond {
 		t.Errorf("hand-over took %s: the lease was not released", took)
 	}
@@ -185,7 +179,8 @@ func TestLeaderElectionHandsOver(t *testing.T) {
 	if _, err := f.rss.Patch(context.Background(), "web", listwatch.MergePatch, patch, ""); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, func() bool { return f.podCount(t) == 4 }, func() string { return fmt.Sprint(f.podCount(t)) })
+	testwait.Eventually(t, 5*time.Second, func() bool { return f.podCount(t) == 4 },
+		"%d pods", testwait.Lazy(func() any { return f.podCount(t) }))
 }
 
 // A leader cut off from the apiserver stops acting within the renew deadline and Run
@@ -194,7 +189,8 @@ func TestLostLeaseStopsTheLeader(t *testing.T) {
 	f := newFixture(t)
 	r := start(t, Options{Client: f.c, LeaderElect: true,
 		LeaderElection: LeaderElection{Identity: "a", LeaseDuration: 1500 * time.Millisecond, RenewDeadline: time.Second, RetryPeriod: 200 * time.Millisecond}})
-	eventually(t, 5*time.Second, func() bool { return f.holder(t) == "a" }, func() string { return "holder " + f.holder(t) })
+	testwait.Eventually(t, 5*time.Second, func() bool { return f.holder(t) == "a" },
+		"holder %s", testwait.Lazy(func() any { return f.holder(t) }))
 	f.sim.Faults().Forbid("leases", true)
 	var once sync.Once
 	select {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kinformer/kinformer/internal/testwait"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 )
@@ -18,12 +19,12 @@ import (
 func TestCreatesScalesAndReportsStatus(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	rs := e.createRS(newRS("web", 5))
-	e.eventually(10*time.Second, func() bool {
+	testwait.Eventually(t, 10*time.Second, func() bool {
 		st := e.getRS("web").Status
 		return len(e.ownedActive(rs)) == 5 && st.Replicas == 5 && st.FullyLabeledReplicas == 5 && st.ObservedGeneration == 1
-	}, func() string {
+	}, "%s", testwait.Lazy(func() any {
 		return fmt.Sprintf("%d pods, status %+v", len(e.ownedActive(rs)), e.getRS("web").Status)
-	})
+	}))
 	for _, p := range e.ownedActive(rs) {
 		ref := object.ControllerRef(&p.ObjectMeta)
 		if !strings.HasPrefix(p.Name, "web-") || ref.Name != "web" || ref.Kind != "ReplicaSet" || !*ref.BlockOwnerDeletion {
@@ -32,9 +33,9 @@ func TestCreatesScalesAndReportsStatus(t *testing.T) {
 	}
 
 	e.scale("web", 2)
-	e.eventually(10*time.Second, func() bool {
+	testwait.Eventually(t, 10*time.Second, func() bool {
 		return len(e.ownedActive(rs)) == 2 && e.getRS("web").Status.Replicas == 2
-	}, func() string { return fmt.Sprintf("%d pods", len(e.ownedActive(rs))) })
+	}, "%d pods", testwait.Lazy(func() any { return len(e.ownedActive(rs)) }))
 	if got := e.getRS("web").Status.ObservedGeneration; got != 2 {
 		t.Errorf("observedGeneration %d after a scale, want 2", got)
 	}
@@ -44,10 +45,10 @@ func TestCreatesScalesAndReportsStatus(t *testing.T) {
 	if err := e.pods.Delete(context.Background(), victim.Name, listwatch.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	e.eventually(10*time.Second, func() bool {
+	testwait.Eventually(t, 10*time.Second, func() bool {
 		pods := e.ownedActive(rs)
 		return len(pods) == 2 && !strings.Contains(strings.Join(names(pods), ","), victim.Name)
-	}, func() string { return fmt.Sprint(names(e.ownedActive(rs))) })
+	}, "%v", testwait.Lazy(func() any { return names(e.ownedActive(rs)) }))
 	if n := e.count("POST", "/pods"); n != 6 {
 		t.Errorf("%d pod creations, want 5 + 1 replacement", n)
 	}
@@ -74,8 +75,8 @@ func TestTemplatePassesThroughUnchanged(t *testing.T) {
 		"terminationGracePeriodSeconds":10,
 		"aFieldFromTheFuture":"kept"}`)
 	created := e.createRS(rs)
-	e.eventually(10*time.Second, func() bool { return len(e.ownedActive(created)) == 2 },
-		func() string { return fmt.Sprint(len(e.ownedActive(created))) })
+	testwait.Eventually(t, 10*time.Second, func() bool { return len(e.ownedActive(created)) == 2 },
+		"%d active pods", testwait.Lazy(func() any { return len(e.ownedActive(created)) }))
 	var want any
 	if err := json.Unmarshal(created.Spec.Template.Spec, &want); err != nil {
 		t.Fatal(err)
@@ -114,13 +115,14 @@ func TestClaimsOrphansReleasesAndNeverSteals(t *testing.T) {
 	// The orphans are in the controller's cache before the ReplicaSet exists: otherwise
 	// its first sync may run before the pod informer shows them, and create pods that the
 	// adoption then makes surplus (two informers, no order between them).
-	e.eventually(10*time.Second, func() bool {
+	testwait.Eventually(t, 10*time.Second, func() bool {
 		_, bare := e.ctrl.podCache.Get("ns/bare")
 		_, foreign := e.ctrl.podCache.Get("ns/foreign")
 		return bare && foreign
-	}, func() string { return "the orphans never reached the pod cache" })
+	}, "the orphans never reached the pod cache")
 	rs := e.createRS(newRS("web", 3))
-	e.eventually(10*time.Second, func() bool { return len(e.ownedActive(rs)) == 3 }, func() string { return fmt.Sprint(names(e.ownedActive(rs))) })
+	testwait.Eventually(t, 10*time.Second, func() bool { return len(e.ownedActive(rs)) == 3 },
+		"%v", testwait.Lazy(func() any { return names(e.ownedActive(rs)) }))
 	if !strings.Contains(strings.Join(names(e.ownedActive(rs)), ","), "bare") {
 		t.Errorf("the matching orphan was not adopted: %v", names(e.ownedActive(rs)))
 	}
@@ -137,13 +139,13 @@ func TestClaimsOrphansReleasesAndNeverSteals(t *testing.T) {
 	if _, err := e.pods.Patch(ctx, "bare", listwatch.MergePatch, []byte(patch), ""); err != nil {
 		t.Fatal(err)
 	}
-	e.eventually(10*time.Second, func() bool {
+	testwait.Eventually(t, 10*time.Second, func() bool {
 		p, _ := e.pods.Get(ctx, "bare")
 		return len(p.OwnerReferences) == 0 && len(e.ownedActive(rs)) == 3
-	}, func() string {
+	}, "%s", testwait.Lazy(func() any {
 		p, _ := e.pods.Get(ctx, "bare")
 		return fmt.Sprintf("refs %v, owned %v", p.OwnerReferences, names(e.ownedActive(rs)))
-	})
+	}))
 }
 
 // While the pod informer lags the server, syncs keep coming (the ReplicaSet changes), yet
@@ -162,15 +164,15 @@ func TestExpectationsPreventActingOnAStaleCache(t *testing.T) {
 		}
 	}
 	poke(20)
-	e.eventually(20*time.Second, func() bool { return e.getRS("web").Status.Replicas == 6 },
-		func() string { return fmt.Sprintf("status %+v", e.getRS("web").Status) })
+	testwait.Eventually(t, 20*time.Second, func() bool { return e.getRS("web").Status.Replicas == 6 },
+		"status %+v", testwait.Lazy(func() any { return e.getRS("web").Status }))
 	if n := e.count("POST", "/pods"); n != 6 {
 		t.Errorf("%d pods created for 6 replicas: the controller acted on a stale cache", n)
 	}
 	e.scale("web", 2)
 	poke(20)
-	e.eventually(20*time.Second, func() bool { return e.getRS("web").Status.Replicas == 2 },
-		func() string { return fmt.Sprintf("status %+v", e.getRS("web").Status) })
+	testwait.Eventually(t, 20*time.Second, func() bool { return e.getRS("web").Status.Replicas == 2 },
+		"status %+v", testwait.Lazy(func() any { return e.getRS("web").Status }))
 	if n := e.count("DELETE", "/pods/"); n != 4 {
 		t.Errorf("%d pod deletions for a scale from 6 to 2: a pod was deleted twice", n)
 	}
@@ -188,19 +190,19 @@ func TestReplicaFailureCondition(t *testing.T) {
 	}
 	e.sim.Faults().FailRequests(1<<20, http.StatusForbidden, 0, isCreate)
 	e.createRS(newRS("web", 4))
-	e.eventually(10*time.Second, func() bool {
+	testwait.Eventually(t, 10*time.Second, func() bool {
 		c := e.getRS("web").Status.Conditions
 		return len(c) == 1 && c[0].Type == "ReplicaFailure" && c[0].Reason == "FailedCreate" && strings.Contains(c[0].Message, "injected failure")
-	}, func() string { return fmt.Sprintf("%+v", e.getRS("web").Status.Conditions) })
+	}, "%+v", testwait.Lazy(func() any { return e.getRS("web").Status.Conditions }))
 	syncs := e.count("PATCH", "/replicasets/web/status") // at least the one that set the condition
 	if creates := e.count("POST", "/pods"); creates > syncs+2 {
 		t.Errorf("%d create calls for about %d syncs: slow start must stop at the first failure", creates, syncs)
 	}
 	e.sim.Faults().FailRequests(0, 0, 0, nil)
-	e.eventually(20*time.Second, func() bool {
+	testwait.Eventually(t, 20*time.Second, func() bool {
 		st := e.getRS("web").Status
 		return st.Replicas == 4 && len(st.Conditions) == 0
-	}, func() string { return fmt.Sprintf("%+v", e.getRS("web").Status) })
+	}, "%+v", testwait.Lazy(func() any { return e.getRS("web").Status }))
 }
 
 func TestMinReadySecondsRequeuesForTheTimeLeft(t *testing.T) {
@@ -208,26 +210,28 @@ func TestMinReadySecondsRequeuesForTheTimeLeft(t *testing.T) {
 	rs := newRS("slow", 2)
 	rs.Spec.MinReadySeconds = 2
 	created := e.createRS(rs)
-	e.eventually(10*time.Second, func() bool { return len(e.ownedActive(created)) == 2 }, func() string { return "" })
+	testwait.Eventually(t, 10*time.Second, func() bool { return len(e.ownedActive(created)) == 2 },
+		"waiting for 2 active pods")
 	readyAt := time.Now().Truncate(time.Second)
 	for _, p := range e.ownedActive(created) {
 		e.setReady(p, readyAt)
 	}
-	e.eventually(5*time.Second, func() bool { return e.getRS("slow").Status.ReadyReplicas == 2 },
-		func() string { return fmt.Sprintf("%+v", e.getRS("slow").Status) })
+	testwait.Eventually(t, 5*time.Second, func() bool { return e.getRS("slow").Status.ReadyReplicas == 2 },
+		"%+v", testwait.Lazy(func() any { return e.getRS("slow").Status }))
 	if st := e.getRS("slow").Status; st.AvailableReplicas != 0 && time.Since(readyAt) < 2*time.Second {
 		t.Errorf("available %d before minReadySeconds passed", st.AvailableReplicas)
 	}
 	// Nothing changes on the server after this: only the requeue can make them available.
-	e.eventually(6*time.Second, func() bool { return e.getRS("slow").Status.AvailableReplicas == 2 },
-		func() string { return fmt.Sprintf("%+v", e.getRS("slow").Status) })
+	testwait.Eventually(t, 6*time.Second, func() bool { return e.getRS("slow").Status.AvailableReplicas == 2 },
+		"%+v", testwait.Lazy(func() any { return e.getRS("slow").Status }))
 }
 
 // Status is written only when it changed: syncs that change nothing send no request.
 func TestStatusWrittenOnlyWhenChanged(t *testing.T) {
 	e := newEnv(t, envOptions{noRecorder: true})
 	e.createRS(newRS("web", 2))
-	e.eventually(10*time.Second, func() bool { return e.getRS("web").Status.Replicas == 2 }, func() string { return "" })
+	testwait.Eventually(t, 10*time.Second, func() bool { return e.getRS("web").Status.Replicas == 2 },
+		"waiting for 2 replicas")
 	time.Sleep(300 * time.Millisecond) // let the syncs of the pods' own events settle
 	before := e.count("PATCH", "/status")
 	for range 5 {
@@ -247,7 +251,7 @@ func TestEventsOnTheReplicaSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	evs := listwatch.For[*object.Raw](e.c, info, "ns")
-	e.eventually(10*time.Second, func() bool {
+	testwait.Eventually(t, 10*time.Second, func() bool {
 		l, err := evs.List(context.Background(), listwatch.ListOptions{})
 		if err != nil {
 			return false
@@ -265,7 +269,7 @@ func TestEventsOnTheReplicaSet(t *testing.T) {
 			}
 		}
 		return n == 2
-	}, func() string { return "no SuccessfulCreate events" })
+	}, "no SuccessfulCreate events")
 }
 
 // A create the server performed but whose answer was lost must not be replaced by a
@@ -276,8 +280,8 @@ func TestLostCreateAnswersDoNotOvercreate(t *testing.T) {
 	e.lostAnswers = 3
 	e.mu.Unlock()
 	rs := e.createRS(newRS("web", 4))
-	e.eventually(15*time.Second, func() bool { return e.getRS("web").Status.Replicas == 4 },
-		func() string { return fmt.Sprintf("%+v", e.getRS("web").Status) })
+	testwait.Eventually(t, 15*time.Second, func() bool { return e.getRS("web").Status.Replicas == 4 },
+		"%+v", testwait.Lazy(func() any { return e.getRS("web").Status }))
 	time.Sleep(time.Second) // any surplus would have been created by now
 	if n := len(e.ownedActive(rs)); n != 4 {
 		t.Errorf("%d active pods for 4 replicas", n)

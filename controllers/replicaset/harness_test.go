@@ -14,6 +14,7 @@ import (
 	"github.com/kinformer/kinformer/controllers/events"
 	"github.com/kinformer/kinformer/informer"
 	"github.com/kinformer/kinformer/internal/leakcheck"
+	"github.com/kinformer/kinformer/internal/testwait"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 )
@@ -78,7 +79,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 		t.Fatal(err)
 	}
 	f.Start(runCtx)
-	if err := informer.WaitForSync(ctxFor(t, 10*time.Second), e.ctrl.Syncers()...); err != nil {
+	if err := informer.WaitForSync(testwait.Context(t, 10*time.Second), e.ctrl.Syncers()...); err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
@@ -147,24 +148,6 @@ func (e *env) count(method, part string) int {
 		}
 	}
 	return n
-}
-
-func ctxFor(t *testing.T, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// eventually polls cond until it holds, failing with what describe says after d.
-func (e *env) eventually(d time.Duration, cond func() bool, describe func() string) {
-	e.t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			e.t.Fatalf("condition not met after %s: %s", d, describe())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 const templateSpec = `{"containers":[{"name":"web","image":"nginx:1.27"}]}`

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kinformer/kinformer/apisim"
 	"github.com/kinformer/kinformer/internal/leakcheck"
+	"github.com/kinformer/kinformer/internal/testwait"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 )
@@ -139,33 +140,26 @@ func patch(t *testing.T, cms *listwatch.Resource[*object.Raw], name, p string) {
 	}
 }
 
-// waitFor waits until the named ConfigMap is a mirror of source with data want, or, when
-// want is nil, until it does not exist.
-func waitFor(t *testing.T, cms *listwatch.Resource[*object.Raw], name, source string, want map[string]string) {
+// waitForMirror waits until the named ConfigMap is a mirror of source with data want,
+// or, when want is nil, until it does not exist.
+func waitForMirror(t *testing.T, cms *listwatch.Resource[*object.Raw], name, source string, want map[string]string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	var last string
-	for {
+	testwait.Until(t, 10*time.Second, func() string {
 		cm, err := cms.Get(context.Background(), name)
 		switch {
 		case want == nil && object.IsNotFound(err):
-			return
+			return ""
 		case want == nil:
-			last = "it exists"
+			return "it exists"
 		case err != nil:
-			last = err.Error()
-		default:
-			data, _ := stringMap(cm.Unknown["data"])
-			if maps.Equal(data, want) && cm.Labels[mirrorOf] == source {
-				return
-			}
-			last = "it is " + string(cm.Unknown["data"]) + " labelled " + cm.Labels[mirrorOf]
+			return err.Error()
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s/%s: want data %v from %s: %s", cms.Namespace(), name, want, source, last)
+		data, _ := stringMap(cm.Unknown["data"])
+		if maps.Equal(data, want) && cm.Labels[mirrorOf] == source {
+			return ""
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return "it is " + string(cm.Unknown["data"]) + " labelled " + cm.Labels[mirrorOf]
+	}, "%s/%s: want data %v from %s", cms.Namespace(), name, want, source)
 }
 
 func TestMirrorsConfigMaps(t *testing.T) {
@@ -180,33 +174,33 @@ func TestMirrorsConfigMaps(t *testing.T) {
 	create(t, demo, "gone-mirror", map[string]string{mirrorOf: "gone"}, `{"x":"y"}`)
 	stop := e.start(t, "demo")
 
-	waitFor(t, demo, "settings-mirror", "settings", map[string]string{"mode": "fast", "level": "3"})
-	waitFor(t, demo, "gone-mirror", "", nil)
+	waitForMirror(t, demo, "settings-mirror", "settings", map[string]string{"mode": "fast", "level": "3"})
+	waitForMirror(t, demo, "gone-mirror", "", nil)
 
 	// The source changes: a key changed, one removed, one added.
 	patch(t, demo, "settings", `{"data":{"mode":"safe","level":null,"new":"1"}}`)
-	waitFor(t, demo, "settings-mirror", "settings", map[string]string{"mode": "safe", "new": "1"})
+	waitForMirror(t, demo, "settings-mirror", "settings", map[string]string{"mode": "safe", "new": "1"})
 
 	// Someone edits the mirror: it is repaired.
 	patch(t, demo, "settings-mirror", `{"data":{"mode":"hacked"}}`)
-	waitFor(t, demo, "settings-mirror", "settings", map[string]string{"mode": "safe", "new": "1"})
+	waitForMirror(t, demo, "settings-mirror", "settings", map[string]string{"mode": "safe", "new": "1"})
 
 	// A source created while it runs; then deleted.
 	create(t, demo, "flags", map[string]string{"mirror": "yes"}, `{"beta":"on"}`)
-	waitFor(t, demo, "flags-mirror", "flags", map[string]string{"beta": "on"})
+	waitForMirror(t, demo, "flags-mirror", "flags", map[string]string{"beta": "on"})
 	if err := demo.Delete(context.Background(), "flags", listwatch.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, demo, "flags-mirror", "", nil)
+	waitForMirror(t, demo, "flags-mirror", "", nil)
 
 	// A source that loses its label is no longer mirrored.
 	patch(t, demo, "settings", `{"metadata":{"labels":{"mirror":null}}}`)
-	waitFor(t, demo, "settings-mirror", "", nil)
+	waitForMirror(t, demo, "settings-mirror", "", nil)
 
 	stop()
 	// Never mirrored: the unlabelled ConfigMap, and the source of another namespace.
-	waitFor(t, demo, "plain-mirror", "", nil)
-	waitFor(t, elsewhere, "settings-mirror", "", nil)
+	waitForMirror(t, demo, "plain-mirror", "", nil)
+	waitForMirror(t, elsewhere, "settings-mirror", "", nil)
 	// The controller wrote only mirrors, all of them in its namespace.
 	want := []string{
 		"DELETE demo/flags-mirror", "DELETE demo/gone-mirror", "DELETE demo/settings-mirror",
@@ -224,13 +218,9 @@ func TestStopsBeforeSync(t *testing.T) {
 	e := newEnv(t)
 	e.sim.Faults().Forbid("configmaps", true)
 	stop := e.start(t, "demo")
-	deadline := time.Now().Add(10 * time.Second)
-	for !slices.ContainsFunc(e.snapshot(), func(r string) bool { return strings.HasPrefix(r, "GET demo/") }) {
-		if time.Now().After(deadline) {
-			t.Fatal("the controller never tried to list configmaps")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testwait.Eventually(t, 10*time.Second, func() bool {
+		return slices.ContainsFunc(e.snapshot(), func(r string) bool { return strings.HasPrefix(r, "GET demo/") })
+	}, "the controller never tried to list configmaps")
 	stop()
 	if w := e.writes(); len(w) != 0 {
 		t.Errorf("wrote %q before its caches synced", w)

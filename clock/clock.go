@@ -1,4 +1,3 @@
-// Package clock abstracts time so queues and loops can be tested without sleeping.
 package clock
 
 import (

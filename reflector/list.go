@@ -1,0 +1,175 @@
+package reflector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/kinformer/kinformer/listwatch"
+	"github.com/kinformer/kinformer/object"
+)
+
+// list fetches the full state in pages and hands it to the store. The first list asks
+// for resourceVersion "0" (any state, served from the apiserver's watch cache); a relist
+// asks for at least the last seen one, and for the newest ("", a consistent read) when
+// that is no longer available.
+func (r *Reflector[T]) list(ctx context.Context, relist bool) error {
+	r.setState(StateListing)
+	rv := "0"
+	if relist {
+		rv = r.LastSyncResourceVersion()
+	}
+	items, listRV, err := r.listPages(ctx, rv)
+	if err != nil && (object.IsGone(err) || isTooLargeRV(err)) && rv != "" {
+		items, listRV, err = r.listPages(ctx, "")
+	}
+	if err != nil {
+		return err
+	}
+	r.store.Replace(items, listRV)
+	r.recordRV(listRV)
+	r.update(func(st *Status) { st.Listed, st.LastError = true, nil })
+	r.log.Debug("listed", "objects", len(items), "resourceVersion", listRV)
+	return nil
+}
+
+// listPages follows continue tokens. A token that expires mid-way (410) restarts the
+// list once, unpaginated, at the newest state.
+func (r *Reflector[T]) listPages(ctx context.Context, rv string) ([]T, string, error) {
+	r.opts.Metrics.List()
+	opts := listwatch.ListOptions{LabelSelector: r.opts.LabelSelector, FieldSelector: r.opts.FieldSelector,
+		ResourceVersion: rv, Limit: r.opts.PageSize, MaxFrameSize: r.opts.MaxFrameSize}
+	if rv != "" && rv != "0" {
+		opts.ResourceVersionMatch = "NotOlderThan"
+	}
+	var items []T
+	listRV := ""
+	for {
+		page, err := r.lw.List(ctx, opts)
+		if err != nil {
+			if opts.Continue != "" && object.IsGone(err) {
+				full := listwatch.ListOptions{LabelSelector: r.opts.LabelSelector, FieldSelector: r.opts.FieldSelector,
+					MaxFrameSize: r.opts.MaxFrameSize}
+				page, err = r.lw.List(ctx, full)
+				if err != nil {
+					return nil, "", err
+				}
+				return page.Items, page.ResourceVersion, nil
+			}
+			return nil, "", err
+		}
+		if listRV == "" {
+			listRV = page.ResourceVersion
+		}
+		if reuser, ok := r.store.(Reuser[T]); ok {
+			for i, obj := range page.Items {
+				page.Items[i] = reuser.Reuse(obj)
+			}
+		}
+		items = append(items, page.Items...)
+		if page.Continue == "" {
+			return items, listRV, nil
+		}
+		opts.Continue, opts.ResourceVersion, opts.ResourceVersionMatch = page.Continue, "", ""
+	}
+}
+
+// errNoInitialEventsEnd is a streaming list whose end bookmark did not come in time.
+var errNoInitialEventsEnd = errors.New("streaming list: no initial-events-end bookmark in time")
+
+// streamList fetches the initial state as a stream of ADDED events ending with the
+// initial-events-end bookmark, hands it to the store in one Replace, and returns the
+// still-open stream for the watch to continue. Any sign that the server is not doing a
+// streaming list switches the reflector to list+watch for good: a refusal, an event other
+// than ADDED before the bookmark, or no bookmark within InitialEventsTimeout.
+func (r *Reflector[T]) streamList(ctx context.Context) (listwatch.Stream[T], error) {
+	r.setState(StateStreaming)
+	opts := r.watchOptions()
+	opts.SendInitialEvents, opts.ResourceVersionMatch = true, "NotOlderThan"
+	r.opts.Metrics.Watch()
+	w, err := r.lw.Watch(ctx, opts)
+	if err != nil {
+		if object.IsInvalid(err) || object.CodeOf(err) == http.StatusBadRequest {
+			r.fallBack(err)
+			return nil, r.list(ctx, false)
+		}
+		return nil, err
+	}
+	stopOnCancel := context.AfterFunc(ctx, w.Close) // see watch
+	defer stopOnCancel()
+	var timedOut bool
+	var mu sync.Mutex
+	timer := r.clock.AfterFunc(r.opts.InitialEventsTimeout, func() {
+		mu.Lock()
+		timedOut = true
+		mu.Unlock()
+		w.Close()
+	})
+	var items []T
+	for {
+		ev, err := w.Next()
+		if err != nil {
+			timer.Stop()
+			w.Close()
+			mu.Lock()
+			late := timedOut
+			mu.Unlock()
+			if late {
+				r.fallBack(errNoInitialEventsEnd)
+				return nil, r.list(ctx, false)
+			}
+			return nil, err
+		}
+		switch ev.Type {
+		case listwatch.Added:
+			items = append(items, ev.Object)
+		case listwatch.Bookmark:
+			if ev.Object.Meta().Annotations[listwatch.InitialEventsEndAnnotation] != "true" {
+				continue
+			}
+			timer.Stop()
+			rv := ev.Object.Meta().ResourceVersion
+			r.store.Replace(items, rv)
+			r.recordRV(rv)
+			r.update(func(st *Status) { st.Listed, st.LastError = true, nil })
+			r.log.Debug("streamed the list", "objects", len(items), "resourceVersion", rv)
+			return w, nil
+		default:
+			// A server that does not know sendInitialEvents answers with a plain watch:
+			// its ADDED events are not a complete state and the end bookmark never
+			// comes. Retrying would do the same forever.
+			timer.Stop()
+			w.Close()
+			r.fallBack(fmt.Errorf("server sent %s before the initial-events-end bookmark: it does not support streaming lists", ev.Type))
+			return nil, r.list(ctx, false)
+		}
+	}
+}
+
+func (r *Reflector[T]) fallBack(why error) {
+	r.log.Warn("streaming list given up for list+watch", "reason", why)
+	err := fmt.Errorf("%s: streaming list given up for list+watch: %w", r.opts.Name, why)
+	r.update(func(st *Status) {
+		st.StreamingFallback, st.StreamingFallbackReason, st.LastError = true, err, err
+	})
+}
+
+// isTooLargeRV reports the apiserver's "Too large resource version" (the RV is newer than
+// its watch cache), which like 410 asks for a fresh list.
+func isTooLargeRV(err error) bool {
+	se, ok := object.AsStatus(err)
+	if !ok {
+		return false
+	}
+	if d := se.Status.Details; d != nil {
+		for _, c := range d.Causes {
+			if c.Type == "ResourceVersionTooLarge" {
+				return true
+			}
+		}
+	}
+	return strings.Contains(se.Status.Message, "Too large resource version")
+}

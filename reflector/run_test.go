@@ -1,0 +1,60 @@
+package reflector
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/kinformer/kinformer/listwatch"
+	"github.com/kinformer/kinformer/object"
+)
+
+// TestAfterWatch covers every way out of Watching.
+func TestAfterWatch(t *testing.T) {
+	reset := errors.New("read: connection reset by peer")
+	tooLargeRV := object.NewStatusError(http.StatusGatewayTimeout, object.ReasonTimeout, "Too large resource version: 12, current: 10")
+	for _, tc := range []struct {
+		name   string
+		err    error
+		lasted time.Duration
+		events int
+		want   next
+	}{
+		{"server ended the stream on time", nil, 5 * time.Minute, 0, resume},
+		{"410 Gone", object.NewExpired("too old resource version: 1 (5)"), time.Minute, 3, relistNow},
+		{"410 Gone at once", fmt.Errorf("wrapped: %w", object.NewExpired("too old")), 0, 0, relistNow},
+		{"too large resource version", tooLargeRV, 0, 0, relistNow},
+		{"oversized event", &listwatch.FrameError{Reason: "too large", Err: listwatch.ErrFrameTooLarge}, time.Minute, 1, relistNow},
+		{"healthy stream broke", reset, 2 * time.Second, 0, resumeNow},
+		{"stream that delivered events broke", reset, 10 * time.Millisecond, 1, resumeNow},
+		{"failed at once", reset, 10 * time.Millisecond, 0, backOff},
+		{"short clean end", errShortWatch, 10 * time.Millisecond, 0, backOff},
+		{"malformed frame at once", &listwatch.FrameError{Reason: "invalid JSON"}, 0, 0, backOff},
+		{"429 at once", object.NewTooManyRequests("slow down", time.Second), 0, 0, backOff},
+		{"idle timeout", listwatch.ErrIdleTimeout, 6 * time.Minute, 0, resumeNow},
+		{"unexpected EOF early", io.ErrUnexpectedEOF, 0, 0, backOff},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := afterWatch(tc.err, tc.lasted, tc.events); got != tc.want {
+				t.Errorf("afterWatch(%v, %v, %d) = %d, want %d", tc.err, tc.lasted, tc.events, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestStatusTransitionIgnoresResourceVersionAlone(t *testing.T) {
+	base := Status{State: StateWatching, Listed: true, LastSyncResourceVersion: "5"}
+	moved := base
+	moved.LastSyncResourceVersion = "6"
+	if moved.transition(base) {
+		t.Error("a new resourceVersion alone is reported as a transition")
+	}
+	failed := moved
+	failed.LastError = errors.New("x")
+	if !failed.transition(base) {
+		t.Error("a new LastError is not reported as a transition")
+	}
+}

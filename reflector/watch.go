@@ -1,0 +1,90 @@
+package reflector
+
+import (
+	"context"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"time"
+
+	"github.com/kinformer/kinformer/listwatch"
+	"github.com/kinformer/kinformer/trace"
+)
+
+func (r *Reflector[T]) watchOptions() listwatch.WatchOptions {
+	span := r.opts.WatchTimeoutMax - r.opts.WatchTimeoutMin
+	timeout := r.opts.WatchTimeoutMin + time.Duration(rand.Int64N(int64(span)+1))
+	return listwatch.WatchOptions{
+		LabelSelector: r.opts.LabelSelector, FieldSelector: r.opts.FieldSelector,
+		AllowBookmarks: true, TimeoutSeconds: int64(timeout.Seconds()),
+		IdleTimeout: timeout + r.opts.IdleMargin, WebSocket: r.opts.WebSocket, Tracer: r.opts.Tracer,
+		MaxFrameSize: r.opts.MaxFrameSize, Clock: r.clock,
+	}
+}
+
+// errShortWatch is a watch that ended within a second without a single event: a server
+// or proxy refusing watches quickly must not make the reflector hot-loop.
+var errShortWatch = errors.New("watch closed within a second without any event")
+
+// watch streams events into the store until the stream ends, and returns how long the
+// stream was open and how many events it delivered. A nil error means the server ended
+// it cleanly after doing work; anything else is a failure for Run to classify.
+func (r *Reflector[T]) watch(ctx context.Context, w listwatch.Stream[T]) (time.Duration, int, error) {
+	if w == nil {
+		opts := r.watchOptions()
+		opts.ResourceVersion = r.LastSyncResourceVersion()
+		r.opts.Metrics.Watch()
+		var err error
+		w, err = r.lw.Watch(ctx, opts)
+		if err != nil {
+			return 0, 0, err
+		}
+	}
+	defer w.Close()
+	// A stream need not watch ctx itself (an embedder's may not): closing it on ctx's
+	// end is what unblocks Next, as the Stream contract promises.
+	defer context.AfterFunc(ctx, w.Close)()
+	r.setState(StateWatching)
+	start, events := r.clock.Now(), 0
+	for {
+		ev, err := w.Next()
+		if err != nil {
+			lasted := r.clock.Now().Sub(start)
+			if errors.Is(err, io.EOF) {
+				if events == 0 && lasted < time.Second {
+					return lasted, events, errShortWatch
+				}
+				return lasted, events, nil
+			}
+			return lasted, events, err
+		}
+		events++
+		r.apply(ev)
+	}
+}
+
+func (r *Reflector[T]) apply(ev listwatch.Event[T]) {
+	if r.opts.Tracer != nil && ev.Type != listwatch.Bookmark {
+		// Before the store call, not after: once queued, the event may be popped and
+		// marked by the informer before this goroutine runs again.
+		r.opts.Tracer.Mark(trace.Queued, ev.Object)
+	}
+	switch ev.Type {
+	case listwatch.Added:
+		r.store.Add(ev.Object)
+	case listwatch.Modified:
+		r.store.Update(ev.Object)
+	case listwatch.Deleted:
+		r.store.Delete(ev.Object)
+	}
+	r.opts.Metrics.Event(ev.Type)
+	r.recordRV(ev.Object.Meta().ResourceVersion)
+}
+
+func (r *Reflector[T]) recordRV(rv string) {
+	if rv == "" {
+		return
+	}
+	r.update(func(st *Status) { st.LastSyncResourceVersion, st.LastError = rv, nil })
+	r.opts.Metrics.ResourceVersion(rv)
+}
