@@ -11,7 +11,7 @@ export PATH := $(PATH):$(BIN_DIR)
 # Fuzz targets as package:Target, each run for FUZZTIME in `make test`.
 FUZZ_TARGETS := ./listwatch:FuzzWatchDecoder ./listwatch:FuzzWatchSplits ./listwatch:FuzzListDecoder ./listwatch:FuzzKubeconfig ./object:FuzzParseSelector ./object:FuzzDecodeRoundTrip ./deltafifo:FuzzFIFOModel ./indexer:FuzzIndexerModel
 
-.PHONY: run test check-fmt vet unit fuzz e2e chaos cluster-bin cluster bench bench-compare lint
+.PHONY: run test check-fmt vet unit fuzz e2e chaos cluster-bin cluster bench bench-full bench-micro bench-compare lint
 
 run:
 	$(GO) run ./cmd/kinformer demo
@@ -58,7 +58,17 @@ cluster-bin:
 cluster: cluster-bin
 	$(GO) run ./hack/cluster/run
 
+# The end-to-end list/watch benchmark, kinformer and client-go as separate processes
+# against the stream server: bench/results/latest.md and its charts. `bench` is the short
+# plan (a few minutes); `bench-full` adds 100k pods, 1 MB secrets and the real apiserver.
 bench:
+	$(GO) run ./bench/cmd/benchharness -plan short
+
+bench-full: cluster-bin
+	$(GO) run ./bench/cmd/benchharness -plan full
+
+# In-process Go benchmarks of each package (decode, FIFO, queue, ...).
+bench-micro:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 # kinformer and client-go through the same harness, in one process: compare within a run.

@@ -25,6 +25,8 @@ Usage:
                                              with --trace, the time sampled events spent in each stage)
   kinformer cache dump RESOURCE [...]        sync an informer, print its cache as sorted JSON lines
   kinformer cache verify RESOURCE [...]      compare the synced cache with a fresh list (exit 1 on any difference)
+  kinformer bench sync RESOURCE [...] [--json]
+                                             time an informer's sync and weigh its cache, against any cluster
   kinformer controller-manager --kubeconfig FILE [--controllers replicaset] [--workers 5] [--leader-elect] [...]
                                              run the controllers (leader election, /metrics, /healthz, /readyz)
   kinformer fake-kubelet --kubeconfig FILE [--ready-after 1s] [--never-ready-image :nonexistent,:404] [--node-name fake-node]
@@ -75,6 +77,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runControllerManager(ctx, args[1:], stdout, stderr)
 	case "fake-kubelet":
 		return runFakeKubelet(ctx, args[1:], stdout, stderr)
+	case "bench":
+		return runBench(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -1,0 +1,72 @@
+// Command benchharness runs the end-to-end list/watch benchmark (see package
+// bench/harness) and writes bench/results/latest.md and its charts.
+//
+//	go run ./bench/cmd/benchharness [-plan short|full] [-runs N] [-only ID,...] [-out DIR]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/kinformer/kinformer/bench/harness"
+)
+
+func main() {
+	plan := flag.String("plan", "short", "short (make bench, a few minutes) or full (make bench-full: 100k pods, 1 MB secrets, the real apiserver)")
+	runs := flag.Int("runs", 0, "runs per engine and scenario (0: the plan's, 3)")
+	only := flag.String("only", "", "comma-separated scenario IDs to run (default: all of the plan)")
+	out := flag.String("out", "bench/results", "directory for latest.md and the charts")
+	flag.Parse()
+	if err := run(*plan, *runs, *only, *out); err != nil {
+		fmt.Fprintln(os.Stderr, "benchharness:", err)
+		os.Exit(1)
+	}
+}
+
+func run(planName string, runs int, only, out string) error {
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	var p harness.Plan
+	switch planName {
+	case "short":
+		p = harness.Short()
+	case "full":
+		p = harness.Full()
+	default:
+		return fmt.Errorf("unknown plan %q", planName)
+	}
+	if runs > 0 {
+		p.Runs = runs
+	}
+	if only != "" {
+		ids := strings.Split(only, ",")
+		p.Scenarios = slices.DeleteFunc(p.Scenarios, func(s harness.Scenario) bool { return !slices.Contains(ids, s.ID) })
+	}
+	repo, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "kinformer-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	bins, err := harness.Build(ctx, repo, tmp)
+	if err != nil {
+		return err
+	}
+	r := &harness.Runner{Bins: bins, Tmp: tmp, Log: os.Stderr, Real: harness.RealCluster}
+	rep := r.Run(ctx, p)
+	if err := rep.Write(out); err != nil {
+		return err
+	}
+	fmt.Println("wrote", filepath.Join(out, "latest.md"))
+	return ctx.Err()
+}

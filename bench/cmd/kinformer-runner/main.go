@@ -1,0 +1,146 @@
+// Command kinformer-runner is kinformer's runner of the end-to-end list/watch benchmark:
+// it builds a kinformer informer as asked by its flags and lets package bench/measure
+// time it and print the one JSON result line. Its twin, bench/clientgo/cmd/benchrunner,
+// does the same with client-go; the flags and the measuring code are shared (see
+// package measure).
+//
+// Pods are cached as *object.Pod; secrets and configmaps, which kinformer has no typed
+// model for, as *object.Raw (metadata parsed, the rest kept as raw JSON), as with
+// -metadata-only. The informer is built as informer.For builds it (discovery, then
+// listwatch.For), but with informer.New so that -keep-managed-fields can replace the
+// default transform, informer.StripManagedFields.
+//
+//	kinformer-runner -server http://127.0.0.1:8080 -resource pods -namespace bench \
+//	    -scenario watch -objects 1000 -events 50000
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/kinformer/kinformer/bench/measure"
+	"github.com/kinformer/kinformer/informer"
+	"github.com/kinformer/kinformer/listwatch"
+	"github.com/kinformer/kinformer/object"
+	"github.com/kinformer/kinformer/reflector"
+)
+
+func main() {
+	run := measure.Begin() // first: sync_seconds counts from here
+	run.Main(&engine{})
+}
+
+// engine picks the object type, then defers to typed.
+type engine struct {
+	measure.Engine
+}
+
+func (*engine) Name(*measure.Config) string { return "kinformer" }
+
+func (e *engine) Build(ctx context.Context, cfg *measure.Config, handlers []measure.EventFunc) error {
+	if cfg.Protobuf {
+		return errors.New("-protobuf: kinformer speaks JSON only")
+	}
+	c, err := client(cfg)
+	if err != nil {
+		return err
+	}
+	if cfg.Resource == "pods" && !cfg.MetadataOnly {
+		e.Engine = &typed[*object.Pod]{client: c}
+	} else {
+		e.Engine = &typed[*object.Raw]{client: c}
+	}
+	return e.Engine.Build(ctx, cfg, handlers)
+}
+
+// client is the listwatch client of -server (with -ca) or -kubeconfig, without client-side
+// rate limiting.
+func client(cfg *measure.Config) (*listwatch.Client, error) {
+	var lc *listwatch.Config
+	if cfg.Kubeconfig != "" {
+		var err error
+		if lc, err = listwatch.LoadKubeconfig(listwatch.LoadOptions{Path: cfg.Kubeconfig}); err != nil {
+			return nil, err
+		}
+	} else {
+		lc = &listwatch.Config{Host: cfg.Server}
+		if cfg.CA != "" {
+			ca, err := os.ReadFile(cfg.CA)
+			if err != nil {
+				return nil, err
+			}
+			lc.TLS.CAData = ca
+		}
+	}
+	lc.QPS = -1
+	return listwatch.New(lc)
+}
+
+type typed[T object.Object] struct {
+	client    *listwatch.Client
+	streaming bool
+	inf       *informer.Informer[T]
+	regs      []informer.Syncer
+	wg        sync.WaitGroup
+}
+
+func (e *typed[T]) Name(*measure.Config) string { return "kinformer" }
+
+func (e *typed[T]) Build(ctx context.Context, cfg *measure.Config, handlers []measure.EventFunc) error {
+	info, err := e.client.Discover(ctx, cfg.Resource)
+	if err != nil {
+		return err
+	}
+	lw := listwatch.For[T](e.client, info, cfg.Namespace)
+	if cfg.MetadataOnly {
+		lw = lw.MetadataOnly()
+	}
+	opts := informer.Options[T]{Name: cfg.Resource, Reflector: reflector.Options{StreamingList: cfg.StreamingList}}
+	if cfg.KeepManagedFields {
+		opts.Transform = informer.NoTransform[T]
+	}
+	e.streaming = cfg.StreamingList
+	e.inf = informer.New[T](lw, opts)
+	for i, h := range handlers {
+		// A handler that falls more than BufferSize behind has its notifications merged
+		// per object (kinformer's bounded buffers): the fast handlers, which must each
+		// count every event as client-go's unbounded buffers deliver them, get room for
+		// the whole run; the slow one (first, with -slow-handler) keeps the default and
+		// shows what bounding costs it.
+		hopts := informer.HandlerOptions{Name: fmt.Sprintf("bench-%d", i), BufferSize: cfg.Events + cfg.Objects + 1024}
+		if cfg.SlowHandler > 0 && i == 0 {
+			hopts.BufferSize = 0
+		}
+		reg, err := e.inf.AddEventHandler(informer.HandlerFuncs[T]{
+			AddFunc:    func(o T, initial bool) { h(initial, o.Meta().Annotations) },
+			UpdateFunc: func(_, o T) { h(false, o.Meta().Annotations) },
+			DeleteFunc: func(o T, _ bool) { h(false, o.Meta().Annotations) },
+		}, hopts)
+		if err != nil {
+			return err
+		}
+		e.regs = append(e.regs, reg)
+	}
+	return nil
+}
+
+func (e *typed[T]) Start(ctx context.Context) error {
+	e.wg.Go(func() { e.inf.Run(ctx) })
+	return nil
+}
+
+func (e *typed[T]) WaitForSync(ctx context.Context) error {
+	return informer.WaitForSync(ctx, append([]informer.Syncer{e.inf}, e.regs...)...)
+}
+
+func (e *typed[T]) Len() int { return e.inf.Cache().Len() }
+
+func (e *typed[T]) Mode() string {
+	if e.streaming && !e.inf.Status().StreamingFallback {
+		return measure.ModeStreamingList
+	}
+	return measure.ModeListWatch
+}

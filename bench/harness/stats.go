@@ -1,0 +1,61 @@
+package harness
+
+import (
+	"math"
+	"slices"
+
+	"github.com/kinformer/kinformer/bench/measure"
+)
+
+// Metric is one figure a scenario reports.
+type Metric struct {
+	Name, Unit string
+	// Higher is true when more is better (events/s).
+	Higher bool
+	Get    func(measure.Result) float64
+}
+
+// Spread is the median of a figure over runs, with its minimum and maximum.
+type Spread struct {
+	Median, Min, Max float64
+	N                int
+}
+
+// spreadOf summarises m over results; N is 0 when there were none.
+func spreadOf(results []measure.Result, m Metric) Spread {
+	var vs []float64
+	for _, r := range results {
+		if v := m.Get(r); !math.IsNaN(v) {
+			vs = append(vs, v)
+		}
+	}
+	if len(vs) == 0 {
+		return Spread{}
+	}
+	slices.Sort(vs)
+	med := vs[len(vs)/2]
+	if len(vs)%2 == 0 {
+		med = (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2
+	}
+	return Spread{Median: med, Min: vs[0], Max: vs[len(vs)-1], N: len(vs)}
+}
+
+var (
+	mSync     = Metric{"time to synced", "s", false, func(r measure.Result) float64 { return r.SyncSeconds }}
+	mHeapObj  = Metric{"heap per cached object after GC", "B", false, func(r measure.Result) float64 { return r.HeapPerObjectBytes }}
+	mRSS      = Metric{"peak RSS", "MB", false, func(r measure.Result) float64 { return float64(r.PeakRSSBytes) / 1e6 }}
+	mRate     = Metric{"events/s", "", true, func(r measure.Result) float64 { return r.EventsPerSec }}
+	mCPU      = Metric{"CPU seconds per 1k events", "s", false, func(r measure.Result) float64 { return r.CPUSecondsPerKEvent }}
+	mAllocs   = Metric{"allocations per event", "", false, func(r measure.Result) float64 { return r.AllocsPerEvent }}
+	mAllocB   = Metric{"bytes allocated per event", "B", false, func(r measure.Result) float64 { return r.BytesAllocPerEvent }}
+	mP50      = Metric{"latency p50", "µs", false, func(r measure.Result) float64 { return r.LatencyP50US }}
+	mP99      = Metric{"latency p99", "µs", false, func(r measure.Result) float64 { return r.LatencyP99US }}
+	mP999     = Metric{"latency p99.9", "µs", false, func(r measure.Result) float64 { return r.LatencyP999US }}
+	mSyncCPU  = Metric{"CPU seconds", "s", false, func(r measure.Result) float64 { return r.CPUSeconds }}
+	metricsOf = map[string][]Metric{
+		KindSync:    {mSync, mHeapObj, mRSS, mSyncCPU},
+		KindWatch:   {mRate, mCPU, mAllocs, mAllocB},
+		KindLatency: {mP50, mP99, mP999, mRate},
+		KindFanout:  {mRate, mP99, mAllocs},
+	}
+)

@@ -1,0 +1,318 @@
+package streamserver
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// Event types, as indexes into eventPrefix.
+const (
+	added = iota
+	modified
+	deleted
+)
+
+var eventPrefix = [...]string{
+	added:    `{"type":"ADDED","object":`,
+	modified: `{"type":"MODIFIED","object":`,
+	deleted:  `{"type":"DELETED","object":`,
+}
+
+const eventSuffix = "}\n"
+
+// EventAt is the k-th change (k from 0) after the list, which has resourceVersion
+// R0+1+k, on n objects: a MODIFIED of object k%n, except that every 10th change deletes
+// object k%n (k%10 == 9) and the next one adds it back, so the cache keeps n objects.
+// It returns the type ("ADDED", "MODIFIED" or "DELETED") and the object's index in list
+// order.
+func EventAt(k int64, n int) (typ string, index int) {
+	t, i := eventAt(k, n)
+	return [...]string{"ADDED", "MODIFIED", "DELETED"}[t], i
+}
+
+func eventAt(k int64, n int) (typ, index int) {
+	switch {
+	case k%10 == 9:
+		return deleted, int(k % int64(n))
+	case k%10 == 0 && k > 0:
+		return added, int((k - 1) % int64(n))
+	}
+	return modified, int(k % int64(n))
+}
+
+// counter counts the bytes the buffered writer hands to the response.
+type counter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *counter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// watcher writes one watch stream. Its buffers are reused for every event, so the hot
+// path (emit) allocates nothing and encodes nothing: it copies the pre-encoded pieces of
+// the object around the resourceVersion digits and the send-time stamp.
+type watcher struct {
+	s        *Server
+	bw       *bufio.Writer
+	cw       counter
+	flush    func() error // pushes the response's own buffers to the socket
+	items    []item
+	metaOnly bool
+	kind     string // for bookmarks
+
+	rv     [20]byte
+	stamp  [stampWidth]byte
+	events int64 // written since the last flush
+	total  int64
+	sentN  int64 // bytes already added to the server's counter
+}
+
+// emit writes one event of object it at resourceVersion rv (its own when rv is nil).
+func (w *watcher) emit(typ int, it *item, rv []byte) {
+	if rv == nil {
+		rv = it.rvs
+	}
+	putStamp(&w.stamp, time.Now().UnixNano())
+	w.bw.WriteString(eventPrefix[typ])
+	if w.metaOnly {
+		it.meta.write(w.bw, rv, w.stamp[:])
+	} else {
+		it.full.write(w.bw, rv, w.stamp[:])
+	}
+	w.bw.WriteString(eventSuffix)
+	w.events++
+}
+
+// change writes the k-th change after the list.
+func (w *watcher) change(k int64) {
+	typ, i := eventAt(k, len(w.items))
+	w.emit(typ, &w.items[i], strconv.AppendInt(w.rv[:0], w.s.r0+1+k, 10))
+}
+
+func (w *watcher) bookmark(rv int64, initialEnd bool) {
+	kind, apiVersion := w.kind, "v1"
+	if w.metaOnly {
+		kind, apiVersion = "PartialObjectMetadata", "meta.k8s.io/v1"
+	}
+	w.bw.WriteString(`{"type":"BOOKMARK","object":{"kind":"` + kind + `","apiVersion":"` + apiVersion + `","metadata":{"resourceVersion":"`)
+	w.bw.Write(strconv.AppendInt(w.rv[:0], rv, 10))
+	if initialEnd {
+		w.bw.WriteString(`","annotations":{"k8s.io/initial-events-end":"true"}}}}` + "\n")
+	} else {
+		w.bw.WriteString(`"}}}` + "\n")
+	}
+	w.events++
+}
+
+// push flushes the buffer to the connection and adds to the server's counters.
+func (w *watcher) push() error {
+	err := w.bw.Flush()
+	if err == nil && w.flush != nil {
+		err = w.flush()
+	}
+	w.s.events.Add(w.events)
+	w.total += w.events
+	w.events = 0
+	w.s.bytes.Add(w.cw.n - w.sentN)
+	w.sentN = w.cw.n
+	return err
+}
+
+// watchParams are the query parameters of a watch.
+type watchParams struct {
+	from        int64 // the first change sent is from+1
+	initial     bool  // ADDED for every object first
+	initialEnd  bool  // then the initial-events-end bookmark
+	bookmarks   bool
+	timeout     time.Duration
+	description string
+}
+
+func (s *Server) watchParams(r *http.Request) (watchParams, bool) {
+	q := r.URL.Query()
+	p := watchParams{from: s.r0, bookmarks: q.Get("allowWatchBookmarks") == "true" || q.Get("allowWatchBookmarks") == "1"}
+	rv := q.Get("resourceVersion")
+	if rv != "" {
+		n, err := strconv.ParseInt(rv, 10, 64)
+		if err != nil || n < 0 {
+			return p, false
+		}
+		// Nothing changed between the objects' creation and R0: a watch from an older
+		// revision starts at R0 (loosely: it does not replay the creations).
+		p.from = max(n, s.r0)
+	}
+	switch q.Get("sendInitialEvents") {
+	case "true":
+		p.initial, p.initialEnd = true, true
+	case "false":
+	default: // the legacy semantics: "" and "0" send the current state as ADDED first
+		p.initial = rv == "" || rv == "0"
+	}
+	if t, err := strconv.Atoi(q.Get("timeoutSeconds")); err == nil && t > 0 {
+		p.timeout = time.Duration(t) * time.Second
+	}
+	p.description = r.URL.RequestURI()
+	return p, true
+}
+
+// serveWatch streams changes: optionally every object as ADDED (and the
+// initial-events-end bookmark), then the changes after p.from, at opts.Rate or full
+// speed, until opts.WatchEvents, then a BOOKMARK a second until the client leaves or
+// timeoutSeconds passes.
+func (s *Server) serveWatch(rw http.ResponseWriter, r *http.Request, kind string, items []item, metaOnly bool) {
+	p, ok := s.watchParams(r)
+	if !ok {
+		writeStatus(rw, http.StatusBadRequest, "BadRequest", "invalid resourceVersion "+strconv.Quote(r.URL.Query().Get("resourceVersion")))
+		return
+	}
+	s.watches.Add(1)
+	ctx := r.Context()
+	if p.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, p.timeout)
+		defer cancel()
+	}
+	rw.Header().Set("Content-Type", "application/json")
+	rw.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(rw)
+	w := &watcher{s: s, cw: counter{w: rw}, flush: rc.Flush, items: items, metaOnly: metaOnly, kind: kind}
+	w.bw = writerPool.Get().(*bufio.Writer)
+	w.bw.Reset(&w.cw)
+	defer func() { w.bw.Reset(nil); writerPool.Put(w.bw) }()
+	if err := w.push(); err != nil { // the headers, so the client's watch call returns
+		return
+	}
+	start := time.Now()
+	err := w.run(ctx, p)
+	s.logf("watch %s: %d events, %d bytes in %v (%v)", p.description, w.total, w.cw.n, time.Since(start).Round(time.Millisecond), err)
+}
+
+func (w *watcher) run(ctx context.Context, p watchParams) error {
+	s, n := w.s, len(w.items)
+	k0 := p.from - s.r0 // the first change to send
+	if p.initial {
+		gone := -1 // the object deleted at p.from, if the last change was a delete
+		if k0 > 0 && n > 0 {
+			if typ, i := eventAt(k0-1, n); typ == deleted {
+				gone = i
+			}
+		}
+		for i := range w.items {
+			if i == gone {
+				continue
+			}
+			w.emit(added, &w.items[i], nil)
+			if w.events >= int64(s.opts.FlushEvery) {
+				if err := w.check(ctx); err != nil {
+					return err
+				}
+			}
+		}
+		if p.initialEnd {
+			w.bookmark(p.from, true)
+		}
+		if err := w.check(ctx); err != nil {
+			return err
+		}
+	}
+	last := p.from
+	if n > 0 {
+		limit := int64(s.opts.WatchEvents)
+		if limit == 0 {
+			limit = -1
+		}
+		var err error
+		if s.opts.Rate > 0 {
+			last, err = w.paced(ctx, k0, limit)
+		} else {
+			last, err = w.fullSpeed(ctx, k0, limit)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	// Idle: a bookmark a second if allowed, until the client leaves or the timeout.
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+			if p.bookmarks {
+				w.bookmark(last, false)
+				if err := w.push(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+}
+
+// check flushes and reports whether the stream must stop: the connection failed, the
+// client left, or timeoutSeconds passed (the handler then returns, which ends the body
+// cleanly).
+func (w *watcher) check(ctx context.Context) error {
+	if err := w.push(); err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+// fullSpeed writes changes k0, k0+1, ... as fast as the connection takes them, flushing
+// every FlushEvery events (and whenever the buffer fills). It returns the last
+// resourceVersion sent.
+func (w *watcher) fullSpeed(ctx context.Context, k0, limit int64) (int64, error) {
+	every := int64(w.s.opts.FlushEvery)
+	k := k0
+	for sent := int64(0); sent != limit; sent++ {
+		w.change(k)
+		k++
+		if w.events >= every {
+			if err := w.check(ctx); err != nil {
+				return w.s.r0 + k, err
+			}
+		}
+	}
+	return w.s.r0 + k, w.check(ctx)
+}
+
+// paced writes changes at opts.Rate a second, each batch of due events flushed at once
+// (one event per flush unless the rate outruns the timer).
+func (w *watcher) paced(ctx context.Context, k0, limit int64) (int64, error) {
+	rate := w.s.opts.Rate
+	start := time.Now()
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	<-timer.C
+	k := k0
+	for sent := int64(0); sent != limit; {
+		due := int64(time.Since(start).Seconds()*rate) + 1
+		for ; sent < due && sent != limit; sent++ {
+			w.change(k)
+			k++
+		}
+		if err := w.check(ctx); err != nil {
+			return w.s.r0 + k, err
+		}
+		if sent == limit {
+			break
+		}
+		next := start.Add(time.Duration(float64(sent) / rate * float64(time.Second)))
+		timer.Reset(time.Until(next))
+		select {
+		case <-ctx.Done():
+			return w.s.r0 + k, ctx.Err()
+		case <-timer.C:
+		}
+	}
+	return w.s.r0 + k, nil
+}
