@@ -93,10 +93,11 @@ func startWriters(ctx context.Context, direct *listwatch.Client, ns string, seed
 			o := &object.Raw{TypeMeta: object.TypeMeta{APIVersion: apiVersion, Kind: kind}, ObjectMeta: object.ObjectMeta{Name: name,
 				Labels: map[string]string{"churn": "yes"}}}
 			if extra != "" {
-				o.Unknown = object.Unknown{"spec": []byte(extra)}
+				o.Unknown.Set("spec", []byte(extra))
 			}
 			if kind == "ConfigMap" {
-				o.Unknown = object.Unknown{"data": []byte(fmt.Sprintf(`{"n":"%d"}`, n))}
+				o.Unknown = object.Unknown{}
+				o.Unknown.Set("data", []byte(fmt.Sprintf(`{"n":"%d"}`, n)))
 			}
 			return o
 		}

@@ -122,7 +122,7 @@ func TestInformersUnderChurn(t *testing.T) {
 			t.Fatal(err)
 		}
 		w := &object.Raw{TypeMeta: object.TypeMeta{APIVersion: "example.com/v1", Kind: "Widget"}, ObjectMeta: object.ObjectMeta{Name: fmt.Sprint("w", i)}}
-		w.Unknown = object.Unknown{"spec": json.RawMessage(`{"size":` + fmt.Sprint(i) + `}`)}
+		w.Unknown.Set("spec", json.RawMessage(`{"size":`+fmt.Sprint(i)+`}`))
 		if _, err := widgetRes.Create(ctx, w); err != nil {
 			t.Fatal(err)
 		}
@@ -258,7 +258,7 @@ func TestMetadataOnlyInformerAgainstRealAPIServer(t *testing.T) {
 		o, ok = inf.Lister().Get(ns + "/meta")
 		return ok && o.Labels["watched"] == "yes"
 	}, "the label change never reached the metadata-only cache: %+v", testwait.Lazy(func() any { return o }))
-	if o.Kind != "PartialObjectMetadata" || o.APIVersion != "meta.k8s.io/v1" || o.Unknown["spec"] != nil {
-		t.Errorf("kind %q apiVersion %q spec %s", o.Kind, o.APIVersion, o.Unknown["spec"])
+	if o.Kind != "PartialObjectMetadata" || o.APIVersion != "meta.k8s.io/v1" || o.Unknown.Get("spec") != nil {
+		t.Errorf("kind %q apiVersion %q spec %s", o.Kind, o.APIVersion, o.Unknown.Get("spec"))
 	}
 }

@@ -24,7 +24,7 @@ func TestListPaginates(t *testing.T) {
 	ctx := testwait.Context(t, time.Minute)
 	for i := range 12 {
 		obj := &object.Raw{ObjectMeta: object.ObjectMeta{Name: fmt.Sprintf("cm-%02d", i)}}
-		obj.Unknown = object.Unknown{"data": json.RawMessage(`{"i":"` + fmt.Sprint(i) + `"}`)}
+		obj.Unknown.Set("data", json.RawMessage(`{"i":"`+fmt.Sprint(i)+`"}`))
 		if _, err := cms.Create(ctx, obj); err != nil {
 			t.Fatal(err)
 		}

@@ -29,7 +29,7 @@ func Example() {
 	info, _ := client.Discover(ctx, "pods")
 	pods := listwatch.For[*object.Pod](client, info, "default")
 	pod := &object.Pod{ObjectMeta: object.ObjectMeta{Name: "web"}}
-	pod.Spec.Unknown = object.Unknown{"containers": json.RawMessage(`[{"name":"app","image":"nginx:1.27"}]`)}
+	pod.Spec.Unknown.Set("containers", json.RawMessage(`[{"name":"app","image":"nginx:1.27"}]`))
 	_, _ = pods.Create(ctx, pod)
 	for ctx.Err() == nil {
 		if p, err := pods.Get(ctx, "web"); err == nil && p.IsReady() {

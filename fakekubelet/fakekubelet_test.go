@@ -92,7 +92,7 @@ func newPod(name string, images ...string) *object.Pod {
 	}
 	b, _ := json.Marshal(cs)
 	p := &object.Pod{ObjectMeta: object.ObjectMeta{Name: name}}
-	p.Spec.Unknown = object.Unknown{"containers": b}
+	p.Spec.Unknown.Set("containers", b)
 	return p
 }
 
@@ -127,7 +127,7 @@ func hasStarted(p *object.Pod) bool {
 	if p == nil {
 		return false
 	}
-	_, ok := p.Status.Unknown["startTime"]
+	ok := p.Status.Unknown.Get("startTime") != nil
 	return ok
 }
 
@@ -145,7 +145,7 @@ func (c cluster) status(t *testing.T, name string) map[string]any {
 		t.Fatal(err)
 	}
 	var s map[string]any
-	if err := json.Unmarshal(r.Unknown["status"], &s); err != nil {
+	if err := json.Unmarshal(r.Unknown.Get("status"), &s); err != nil {
 		t.Fatal(err)
 	}
 	return s

@@ -13,7 +13,7 @@ import (
 func podNamed(name, uid, podIP string) *object.Pod {
 	p := &object.Pod{ObjectMeta: object.ObjectMeta{Namespace: "ns", Name: name, UID: uid}}
 	if podIP != "" {
-		p.Status.Unknown = object.Unknown{"podIP": json.RawMessage(`"` + podIP + `"`)}
+		p.Status.Unknown.Set("podIP", json.RawMessage(`"`+podIP+`"`))
 	}
 	return p
 }

@@ -96,14 +96,14 @@ func TestMetadataOnlyInformer(t *testing.T) {
 	testwait.Eventually(t, 10*time.Second, func() bool { _, ok := meta.Lister().Get("ns/b"); return ok }, "waiting for the watched pod")
 	for _, key := range []string{"ns/a", "ns/b"} {
 		o, _ := meta.Lister().Get(key)
-		if o.Kind != "PartialObjectMetadata" || o.UID == "" || o.Unknown["spec"] != nil {
-			t.Errorf("%s: kind %q uid %q, spec %s", key, o.Kind, o.UID, o.Unknown["spec"])
+		if o.Kind != "PartialObjectMetadata" || o.UID == "" || o.Unknown.Get("spec") != nil {
+			t.Errorf("%s: kind %q uid %q, spec %s", key, o.Kind, o.UID, o.Unknown.Get("spec"))
 		}
 	}
 	if o, _ := meta.Lister().Get("ns/a"); o.Labels["app"] != "web" {
 		t.Error("labels must be kept")
 	}
-	if o, _ := full.Lister().Get("ns/a"); o.Unknown["spec"] == nil {
+	if o, _ := full.Lister().Get("ns/a"); o.Unknown.Get("spec") == nil {
 		t.Error("the full informer must keep the spec")
 	}
 }

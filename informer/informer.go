@@ -47,7 +47,7 @@ type Options[T object.Object] struct {
 
 // StripManagedFields is the default transform: it drops metadata.managedFields.
 func StripManagedFields[T object.Object](obj T) T {
-	delete(obj.Meta().Unknown, "managedFields")
+	obj.Meta().Unknown.Delete("managedFields")
 	return obj
 }
 

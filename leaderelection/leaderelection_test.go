@@ -41,7 +41,7 @@ func TestLeaseRecordAsWritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	var spec map[string]any
-	if err := json.Unmarshal(raw.Unknown["spec"], &spec); err != nil {
+	if err := json.Unmarshal(raw.Unknown.Get("spec"), &spec); err != nil {
 		t.Fatal(err)
 	}
 	for _, field := range []string{"acquireTime", "renewTime"} {

@@ -3,289 +3,568 @@ package object
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/kinformer/kinformer/internal/jsonscan"
 )
 
-// Unknown holds the JSON members of an object that this package does not model, keyed by
-// member name, with their values kept byte for byte. Every struct that mirrors a part of a
-// Kubernetes object carries one, so that decoding and encoding again loses nothing: fields
-// added in later API versions, managedFields, a pod spec's volumes and probes.
-type Unknown map[string]json.RawMessage
+// The decoder: one pass over an object's bytes, without encoding/json. Each struct that
+// keeps unknown members (and OwnerReference) has a fieldTable, built by reflection when
+// the package loads; every field in it has a decodeFunc that writes the field in place
+// through its offset. A member no field claims is scanned once, and packed as it goes
+// (pack.go), into the struct's Unknown. Only unusual values (escaped strings, floats
+// where an integer is wanted, types this file does not know) go to encoding/json, whose
+// results and errors this decoder matches.
+//
+// Everything an object keeps is a copy of what it needs (or an interned string shared
+// with other objects): no part of the input is retained.
 
 // fieldTable describes how a struct maps to JSON members: built once per type when the
 // package loads, read-only afterwards.
 type fieldTable struct {
 	byName map[string]*fieldInfo
 	fields []*fieldInfo // in declaration order
+	// unknown is the offset of the struct's Unknown field, or -1 when it has none: then
+	// members no field claims are dropped, after a case-insensitive match (as
+	// encoding/json does).
+	unknown int
 }
 
 type fieldInfo struct {
-	name  string
-	index []int // path through untagged embedded structs
-	omit  bool  // omitempty or omitzero
+	name   string
+	index  []int   // path through untagged embedded structs
+	offset uintptr // of the field in the outermost struct
+	omit   bool    // omitempty or omitzero
+	decode decodeFunc
 }
+
+// decodeFunc decodes the JSON value at data[i] (its first byte, not white space) into the
+// value p points to, and returns the index just past the value.
+type decodeFunc func(data []byte, i int, p unsafe.Pointer) (int, error)
 
 // keeper is implemented by this package's types that keep unknown members: a nested
 // value of such a type is decoded directly, without encoding/json validating and
 // skipping over its bytes once more.
 type keeper interface{ decodeKeep(data []byte) error }
 
-func tableOf[T any]() *fieldTable {
-	t := &fieldTable{byName: map[string]*fieldInfo{}}
-	t.add(reflect.TypeFor[T](), nil)
+var (
+	// tables holds every type's table, built during package initialization only.
+	tables = map[reflect.Type]*fieldTable{}
+
+	unknownType     = reflect.TypeFor[Unknown]()
+	timeType        = reflect.TypeFor[Time]()
+	rawMessageType  = reflect.TypeFor[json.RawMessage]()
+	stringMapType   = reflect.TypeFor[map[string]string]()
+	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
+	// tabledWithoutUnknown are decoded by a table although they keep no unknown members:
+	// structs of plain fields on the hot path.
+	tabledWithoutUnknown = map[reflect.Type]bool{reflect.TypeFor[OwnerReference](): true}
+
+	// notInterned are string fields unique to each object: looking them up in the intern
+	// table would only push out strings that are shared.
+	notInterned = map[reflect.Type][]string{
+		reflect.TypeFor[ObjectMeta](): {"name", "uid", "resourceVersion"},
+	}
+)
+
+func tableOf[T any]() *fieldTable { return tableFor(reflect.TypeFor[T]()) }
+
+func tableFor(typ reflect.Type) *fieldTable {
+	if t, ok := tables[typ]; ok {
+		return t
+	}
+	t := &fieldTable{byName: map[string]*fieldInfo{}, unknown: -1}
+	tables[typ] = t // first: a field's type may lead back to this one
+	t.add(typ, typ, nil, 0)
 	return t
 }
 
-func (t *fieldTable) add(typ reflect.Type, prefix []int) {
+// hasTable reports whether values of typ are decoded by a fieldTable.
+func hasTable(typ reflect.Type) bool {
+	if typ.Kind() != reflect.Struct {
+		return false
+	}
+	if tabledWithoutUnknown[typ] {
+		return true
+	}
+	f, ok := typ.FieldByName("Unknown")
+	return ok && f.Type == unknownType && len(f.Index) == 1
+}
+
+func (t *fieldTable) add(outer, typ reflect.Type, prefix []int, base uintptr) {
 	for i := 0; i < typ.NumField(); i++ {
 		f := typ.Field(i)
+		if prefix == nil && f.Name == "Unknown" && f.Type == unknownType {
+			t.unknown = int(f.Offset)
+			continue
+		}
 		name, omit, skip := jsonTag(f)
 		if skip {
 			continue
 		}
 		index := append(slices.Clone(prefix), i)
 		if name == "" && f.Anonymous && f.Type.Kind() == reflect.Struct {
-			t.add(f.Type, index) // untagged embedded struct (TypeMeta): flattened
+			t.add(outer, f.Type, index, base+f.Offset) // untagged embedded struct (TypeMeta): flattened
 			continue
 		}
 		if name == "" {
 			name = f.Name
 		}
-		fi := &fieldInfo{name: name, index: index, omit: omit}
+		intern := !slices.Contains(notInterned[outer], name)
+		fi := &fieldInfo{name: name, index: index, offset: base + f.Offset, omit: omit}
 		t.byName[name] = fi
 		t.fields = append(t.fields, fi)
+		fi.decode = decoderFor(f.Type, intern)
 	}
 }
 
-// decodeKeeping decodes the JSON object data into the struct v points to and puts every
-// member no field claims into *unknown (each value copied, so nothing retains data).
+// decoderFor returns the decodeFunc for values of typ. intern says whether short strings
+// are interned.
+func decoderFor(typ reflect.Type, intern bool) decodeFunc {
+	switch {
+	case typ == timeType:
+		return decodeTime
+	case typ == rawMessageType:
+		return decodeRawMessage
+	case typ == stringMapType:
+		return decodeStringMap
+	case hasTable(typ):
+		return tableFor(typ).decode
+	case reflect.PointerTo(typ).Implements(unmarshalerType):
+		return decodeUnmarshaler(typ)
+	}
+	switch typ.Kind() {
+	case reflect.String:
+		return decodeString(typ, intern)
+	case reflect.Int64, reflect.Int32:
+		return decodeInt(typ)
+	case reflect.Bool:
+		return decodeBool(typ)
+	case reflect.Pointer:
+		return decodePointer(typ, decoderFor(typ.Elem(), intern))
+	case reflect.Slice:
+		return decodeSlice(typ, decoderFor(typ.Elem(), intern))
+	}
+	return decodeFallback(typ)
+}
+
+// decodeKeeping decodes the JSON object data into the struct v points to, whose table is
+// table, and keeps every member no field claims in its Unknown.
 //
 // data must be valid JSON: encoding/json validates a document before it calls any
-// UnmarshalJSON, and nested values reach here as parts of that document.
-func decodeKeeping(data []byte, v any, unknown *Unknown, table *fieldTable) error {
-	if bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
-		return nil // like encoding/json: null leaves the value as it is
+// UnmarshalJSON, and DecodeValid's callers have validated theirs. Invalid input gives an
+// error or a wrong value, never a panic.
+func decodeKeeping(data []byte, v any, table *fieldTable) error {
+	i := skipSpace(data, 0)
+	if i >= len(data) {
+		return errNotObject
 	}
-	rv := reflect.ValueOf(v).Elem()
-	var extra Unknown
-	err := eachMember(data, func(key string, value []byte) error {
-		fi, ok := table.byName[key]
-		if !ok {
-			if extra == nil {
-				extra = Unknown{}
-			}
-			extra[key] = bytes.Clone(value)
-			return nil
-		}
-		target := rv.FieldByIndex(fi.index).Addr().Interface()
-		if k, ok := target.(keeper); ok {
-			return k.decodeKeep(value)
-		}
-		if decodeLeaf(value, target) {
-			return nil
-		}
-		if err := json.Unmarshal(value, target); err != nil {
-			return fmt.Errorf("decoding %q: %w", key, err)
-		}
-		return nil
-	})
-	*unknown = extra
+	_, err := table.decode(data, i, reflect.ValueOf(v).UnsafePointer())
 	return err
 }
 
-// decodeLeaf decodes the common leaf shapes (plain strings, integers, booleans, string
-// maps) without encoding/json's reflection, and reports whether it did. Anything unusual
-// (escapes, null, floats) is left to encoding/json.
-func decodeLeaf(value []byte, target any) bool {
-	switch t := target.(type) {
-	case *string:
-		s, ok := plainString(value)
-		if ok {
-			*t = s
-		}
-		return ok
-	case *int64:
-		n, ok := plainInt(value)
-		if ok {
-			*t = n
-		}
-		return ok
-	case *int32:
-		n, ok := plainInt(value)
-		if ok && n == int64(int32(n)) {
-			*t = int32(n)
-			return true
-		}
-		return false
-	case *bool:
-		switch string(value) {
-		case "true":
-			*t = true
-			return true
-		case "false":
-			*t = false
-			return true
-		}
-	case *map[string]string:
-		m := make(map[string]string)
-		err := eachMember(value, func(k string, v []byte) error {
-			s, ok := plainString(v)
-			if !ok {
-				return errNotPlain
-			}
-			m[k] = s
-			return nil
-		})
-		if err == nil {
-			*t = m
-			return true
-		}
-	}
-	return false
-}
+var errNotObject = errors.New("expected a JSON object")
 
-var errNotPlain = fmt.Errorf("not a plain value")
-
-// plainString unquotes a JSON string without escapes.
-func plainString(v []byte) (string, bool) {
-	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' || bytes.IndexByte(v, '\\') >= 0 {
-		return "", false
-	}
-	return string(v[1 : len(v)-1]), true
-}
-
-// plainInt parses a JSON integer that fits an int64.
-func plainInt(v []byte) (int64, bool) {
-	if len(v) == 0 || len(v) > 18 {
-		return 0, false
-	}
-	neg := v[0] == '-'
-	if neg {
-		v = v[1:]
-	}
-	if len(v) == 0 {
-		return 0, false
-	}
-	var n int64
-	for _, c := range v {
-		if c < '0' || c > '9' {
-			return 0, false
+// decode is the decodeFunc of a struct with a table.
+func (t *fieldTable) decode(data []byte, i int, p unsafe.Pointer) (int, error) {
+	if data[i] != '{' {
+		if isNull(data, i) {
+			return i + 4, nil // like encoding/json: null leaves the value as it is
 		}
-		n = n*10 + int64(c-'0')
+		return -1, errNotObject
 	}
-	if neg {
-		n = -n
-	}
-	return n, true
-}
-
-// eachMember calls fn for every member of the JSON object data, with the member's value
-// as a sub-slice of data. It assumes valid JSON and checks only the shape it relies on.
-func eachMember(data []byte, fn func(key string, value []byte) error) error {
-	i := jsonscan.SkipSpace(data, 0)
-	if i >= len(data) || data[i] != '{' {
-		return fmt.Errorf("expected a JSON object")
-	}
-	i = jsonscan.SkipSpace(data, i+1)
+	var unknown unknownBuilder
+	i = skipSpace(data, i+1)
 	if i < len(data) && data[i] == '}' {
-		return nil
+		return t.done(p, &unknown, i+1), nil
 	}
 	for i < len(data) {
-		end := jsonscan.StringEnd(data, i)
+		end, plain := stringEnd(data, i)
 		if end < 0 {
-			return fmt.Errorf("malformed JSON object key")
+			return -1, errors.New("malformed JSON object key")
 		}
-		key, err := memberName(data[i:end])
-		if err != nil {
-			return err
+		key := data[i+1 : end-1]
+		if !plain {
+			var s string
+			if err := json.Unmarshal(data[i:end], &s); err != nil {
+				return -1, err
+			}
+			key = []byte(s)
 		}
-		i = jsonscan.SkipSpace(data, end)
+		i = skipSpace(data, end)
 		if i >= len(data) || data[i] != ':' {
-			return fmt.Errorf("expected ':' after key %q", key)
+			return -1, fmt.Errorf("expected ':' after key %q", key)
 		}
-		i = jsonscan.SkipSpace(data, i+1)
-		vend := jsonscan.ValueEnd(data, i)
-		if vend < 0 {
-			return fmt.Errorf("malformed value of %q", key)
+		if i = skipSpace(data, i+1); i >= len(data) {
+			return -1, fmt.Errorf("missing value of %q", key)
 		}
-		if err := fn(key, data[i:vend]); err != nil {
-			return err
+		fi := t.byName[string(key)]
+		if fi == nil && t.unknown < 0 {
+			fi = t.fold(key)
 		}
-		i = jsonscan.SkipSpace(data, vend)
+		if fi != nil {
+			end, err := fi.decode(data, i, unsafe.Add(p, fi.offset))
+			if err != nil {
+				return -1, fmt.Errorf("decoding %q: %w", key, err)
+			}
+			i = end
+		} else {
+			var end int
+			if t.unknown >= 0 {
+				end = unknown.addValue(key, data, i)
+			} else {
+				end = skipValue(data, i)
+			}
+			if end < 0 {
+				return -1, fmt.Errorf("malformed value of %q", key)
+			}
+			i = end
+		}
+		i = skipSpace(data, i)
 		if i < len(data) && data[i] == ',' {
-			i = jsonscan.SkipSpace(data, i+1)
+			i = skipSpace(data, i+1)
 			continue
 		}
 		if i < len(data) && data[i] == '}' {
-			return nil
+			return t.done(p, &unknown, i+1), nil
 		}
-		return fmt.Errorf("expected ',' or '}' after %q", key)
+		return -1, fmt.Errorf("expected ',' or '}' after %q", key)
 	}
-	return fmt.Errorf("unterminated JSON object")
+	return -1, errors.New("unterminated JSON object")
 }
 
-// memberName unquotes a key; keys without escapes (all of Kubernetes') need no decoder.
-func memberName(quoted []byte) (string, error) {
-	if bytes.IndexByte(quoted, '\\') < 0 {
-		return string(quoted[1 : len(quoted)-1]), nil
+// done stores the unknown members (copied) and returns end.
+func (t *fieldTable) done(p unsafe.Pointer, unknown *unknownBuilder, end int) int {
+	if t.unknown >= 0 {
+		(*Unknown)(unsafe.Add(p, t.unknown)).b = unknown.build()
 	}
-	var s string
-	err := json.Unmarshal(quoted, &s)
-	return s, err
+	return end
 }
+
+// fold finds the field whose name equals key but for case, as encoding/json would.
+func (t *fieldTable) fold(key []byte) *fieldInfo {
+	for _, fi := range t.fields {
+		if bytes.EqualFold([]byte(fi.name), key) {
+			return fi
+		}
+	}
+	return nil
+}
+
+func decodeString(typ reflect.Type, intern bool) decodeFunc {
+	fallback := decodeFallback(typ)
+	return func(data []byte, i int, p unsafe.Pointer) (int, error) {
+		if data[i] == '"' {
+			if end, plain := stringEnd(data, i); plain {
+				if intern {
+					*(*string)(p) = internString(data[i+1 : end-1])
+				} else {
+					*(*string)(p) = string(data[i+1 : end-1])
+				}
+				return end, nil
+			}
+		}
+		return fallback(data, i, p)
+	}
+}
+
+func decodeInt(typ reflect.Type) decodeFunc {
+	fallback := decodeFallback(typ)
+	bits := typ.Bits()
+	return func(data []byte, i int, p unsafe.Pointer) (int, error) {
+		j := i
+		if j < len(data) && data[j] == '-' {
+			j++
+		}
+		digits := j
+		var n int64
+		for j < len(data) && data[j] >= '0' && data[j] <= '9' {
+			n = n*10 + int64(data[j]-'0')
+			j++
+		}
+		if j == digits || j-digits > 18 || (j < len(data) && !endsScalar(data[j])) {
+			return fallback(data, i, p) // not a plain integer (or too long to add up safely)
+		}
+		if data[i] == '-' {
+			n = -n
+		}
+		if bits == 32 {
+			if n != int64(int32(n)) {
+				return fallback(data, i, p)
+			}
+			*(*int32)(p) = int32(n)
+		} else {
+			*(*int64)(p) = n
+		}
+		return j, nil
+	}
+}
+
+func decodeBool(typ reflect.Type) decodeFunc {
+	fallback := decodeFallback(typ)
+	return func(data []byte, i int, p unsafe.Pointer) (int, error) {
+		switch {
+		case literalAt(data, i, "true"):
+			*(*bool)(p) = true
+			return i + 4, nil
+		case literalAt(data, i, "false"):
+			*(*bool)(p) = false
+			return i + 5, nil
+		}
+		return fallback(data, i, p)
+	}
+}
+
+// decodePointer allocates a new value for a pointer field; null makes it nil.
+func decodePointer(typ reflect.Type, elem decodeFunc) decodeFunc {
+	elemType := typ.Elem()
+	return func(data []byte, i int, p unsafe.Pointer) (int, error) {
+		if isNull(data, i) {
+			*(*unsafe.Pointer)(p) = nil
+			return i + 4, nil
+		}
+		v := reflect.New(elemType).UnsafePointer()
+		end, err := elem(data, i, v)
+		if err != nil {
+			return -1, err
+		}
+		*(*unsafe.Pointer)(p) = v
+		return end, nil
+	}
+}
+
+// decodeSlice counts the elements first, so that the slice is allocated at its size.
+func decodeSlice(typ reflect.Type, elem decodeFunc) decodeFunc {
+	fallback := decodeFallback(typ)
+	size := typ.Elem().Size()
+	return func(data []byte, i int, p unsafe.Pointer) (int, error) {
+		if data[i] != '[' {
+			if isNull(data, i) {
+				reflect.NewAt(typ, p).Elem().SetZero()
+				return i + 4, nil
+			}
+			return fallback(data, i, p)
+		}
+		n := 0
+		for j := skipSpace(data, i+1); j < len(data) && data[j] != ']'; n++ {
+			end := skipValue(data, j)
+			if end <= j {
+				return -1, errors.New("malformed JSON array")
+			}
+			j = end
+			if j = skipSpace(data, j); j < len(data) && data[j] == ',' {
+				j = skipSpace(data, j+1)
+			}
+		}
+		s := reflect.MakeSlice(typ, n, n)
+		reflect.NewAt(typ, p).Elem().Set(s)
+		base := s.UnsafePointer()
+		j := skipSpace(data, i+1)
+		for k := range n {
+			if j >= len(data) {
+				return -1, errors.New("malformed JSON array")
+			}
+			end, err := elem(data, j, unsafe.Add(base, uintptr(k)*size))
+			if err != nil {
+				return -1, err
+			}
+			if j = skipSpace(data, end); j < len(data) && data[j] == ',' {
+				j = skipSpace(data, j+1)
+			}
+		}
+		if j >= len(data) || data[j] != ']' {
+			return -1, errors.New("malformed JSON array")
+		}
+		return j + 1, nil
+	}
+}
+
+// decodeStringMap decodes labels and annotations: the map is made at its size, its keys
+// and short values interned. A value that is not a string goes to encoding/json.
+func decodeStringMap(data []byte, i int, p unsafe.Pointer) (int, error) {
+	m := (*map[string]string)(p)
+	if data[i] != '{' {
+		if isNull(data, i) {
+			*m = nil
+			return i + 4, nil
+		}
+		return decodeStringMapFallback(data, i, p)
+	}
+	var pairs [16][2]string
+	kvs := pairs[:0]
+	j := skipSpace(data, i+1)
+	for j < len(data) && data[j] != '}' {
+		key, end, ok := mapString(data, j)
+		if !ok {
+			return decodeStringMapFallback(data, i, p)
+		}
+		if j = skipSpace(data, end); j >= len(data) || data[j] != ':' {
+			return -1, errors.New("malformed JSON object")
+		}
+		value, end, ok := mapString(data, skipSpace(data, j+1))
+		if !ok {
+			return decodeStringMapFallback(data, i, p)
+		}
+		kvs = append(kvs, [2]string{key, value})
+		if j = skipSpace(data, end); j < len(data) && data[j] == ',' {
+			j = skipSpace(data, j+1)
+		}
+	}
+	if j >= len(data) {
+		return -1, errors.New("unterminated JSON object")
+	}
+	*m = make(map[string]string, len(kvs))
+	for _, kv := range kvs {
+		(*m)[kv[0]] = kv[1]
+	}
+	return j + 1, nil
+}
+
+// mapString decodes the string at data[j], interned unless it has escapes, and returns
+// the index past it; ok is false if there is no string there.
+func mapString(data []byte, j int) (s string, end int, ok bool) {
+	end, plain := stringEnd(data, j)
+	switch {
+	case end < 0:
+		return "", -1, false
+	case plain:
+		return internString(data[j+1 : end-1]), end, true
+	}
+	err := json.Unmarshal(data[j:end], &s)
+	return s, end, err == nil
+}
+
+func decodeStringMapFallback(data []byte, i int, p unsafe.Pointer) (int, error) {
+	*(*map[string]string)(p) = nil // a new map, as the fast path makes
+	return decodeFallback(stringMapType)(data, i, p)
+}
+
+func decodeTime(data []byte, i int, p unsafe.Pointer) (int, error) {
+	t := (*Time)(p)
+	if data[i] == '"' {
+		if end, plain := stringEnd(data, i); plain {
+			return end, t.parse(data[i+1 : end-1])
+		}
+	}
+	end := skipValue(data, i)
+	if end < 0 {
+		return -1, errors.New("malformed JSON value")
+	}
+	return end, t.UnmarshalJSON(data[i:end])
+}
+
+// decodeRawMessage keeps a copy of the value (null included, as encoding/json does).
+func decodeRawMessage(data []byte, i int, p unsafe.Pointer) (int, error) {
+	end := skipValue(data, i)
+	if end < 0 {
+		return -1, errors.New("malformed JSON value")
+	}
+	*(*json.RawMessage)(p) = bytes.Clone(data[i:end])
+	return end, nil
+}
+
+// decodeUnmarshaler hands the value to the type's own UnmarshalJSON.
+func decodeUnmarshaler(typ reflect.Type) decodeFunc {
+	return func(data []byte, i int, p unsafe.Pointer) (int, error) {
+		end := skipValue(data, i)
+		if end < 0 {
+			return -1, errors.New("malformed JSON value")
+		}
+		return end, reflect.NewAt(typ, p).Interface().(json.Unmarshaler).UnmarshalJSON(data[i:end])
+	}
+}
+
+// decodeFallback decodes the value with encoding/json: for what the fast paths do not
+// take, so that results and errors are encoding/json's.
+func decodeFallback(typ reflect.Type) decodeFunc {
+	return func(data []byte, i int, p unsafe.Pointer) (int, error) {
+		end := skipValue(data, i)
+		if end < 0 {
+			return -1, errors.New("malformed JSON value")
+		}
+		return end, json.Unmarshal(data[i:end], reflect.NewAt(typ, p).Interface())
+	}
+}
+
+func skipSpace(data []byte, i int) int { return jsonscan.SkipSpace(data, i) }
+
+// stringEnd returns the index just past the string starting at data[i], or -1, and
+// whether the string has no escapes (its bytes are its value).
+func stringEnd(data []byte, i int) (int, bool) {
+	if i >= len(data) || data[i] != '"' {
+		return -1, false
+	}
+	return scanString(data, i)
+}
+
+func isNull(data []byte, i int) bool { return literalAt(data, i, "null") }
+
+// literalAt reports whether the literal lit (true, false, null) is at data[i].
+func literalAt(data []byte, i int, lit string) bool {
+	end := i + len(lit)
+	return end <= len(data) && string(data[i:end]) == lit && (end == len(data) || endsScalar(data[end]))
+}
+
+func endsScalar(c byte) bool { return c == ',' || c == '}' || c == ']' || jsonscan.IsSpace(c) }
 
 // encodeKeeping is the inverse of decodeKeeping: the struct's fields, then the unknown
 // members it carried. Object keys come out sorted, which JSON does not give meaning to.
-func encodeKeeping(v any, unknown Unknown, table *fieldTable) ([]byte, error) {
+func encodeKeeping(v any, table *fieldTable) ([]byte, error) {
 	rv := reflect.ValueOf(v).Elem()
-	members := make(map[string]json.RawMessage, len(unknown)+len(table.fields))
-	for k, val := range unknown {
-		members[k] = val
+	type entry struct {
+		name    string
+		value   []byte // a field's encoding
+		unknown member // or an unknown member, written unpacked
+	}
+	var unknown Unknown
+	if table.unknown >= 0 {
+		unknown = *(*Unknown)(unsafe.Add(rv.Addr().UnsafePointer(), table.unknown))
+	}
+	entries := make([]entry, 0, len(table.fields)+8)
+	size := 2
+	for m := range unknown.members() {
+		name := m.nameString()
+		if table.byName[name] != nil {
+			continue // a field of that name wins, or is omitted
+		}
+		entries = append(entries, entry{name: name, unknown: m})
+		size += len(name) + 2*len(m.value) + 4
 	}
 	for _, fi := range table.fields {
 		fv := rv.FieldByIndex(fi.index)
 		if fi.omit && isEmpty(fv) {
-			delete(members, fi.name)
 			continue
 		}
 		b, err := json.Marshal(fv.Addr().Interface())
 		if err != nil {
 			return nil, fmt.Errorf("encoding %q: %w", fi.name, err)
 		}
-		members[fi.name] = b
+		entries = append(entries, entry{name: fi.name, value: b})
+		size += len(fi.name) + len(b) + 4
 	}
-	return marshalMembers(members), nil
-}
-
-// marshalMembers writes members as one JSON object, sorted by key, without re-indenting
-// or re-escaping the raw values.
-func marshalMembers(members map[string]json.RawMessage) []byte {
-	keys := make([]string, 0, len(members))
-	size := 2
-	for k, v := range members {
-		keys = append(keys, k)
-		size += len(k) + len(v) + 4
-	}
-	slices.Sort(keys)
+	slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.name, b.name) })
 	var buf bytes.Buffer
 	buf.Grow(size)
 	buf.WriteByte('{')
-	for i, k := range keys {
+	for i, e := range entries {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		kb, _ := json.Marshal(k)
-		buf.Write(kb)
-		buf.WriteByte(':')
-		buf.Write(members[k])
+		writeName(&buf, e.name)
+		if e.value != nil {
+			buf.Write(e.value)
+		} else {
+			buf.Write(e.unknown.appendText(buf.AvailableBuffer()))
+		}
 	}
 	buf.WriteByte('}')
-	return buf.Bytes()
+	return buf.Bytes(), nil
 }
 
 // jsonTag reads a field's json tag: its name, whether it may be omitted when empty

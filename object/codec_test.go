@@ -61,7 +61,7 @@ func TestDeploymentRoundTripKeepsUnknownFields(t *testing.T) {
 	if d.Spec.Template.Labels["app"] != "web" || len(d.Spec.Template.Spec) == 0 {
 		t.Errorf("template not decoded: %+v", d.Spec.Template)
 	}
-	if _, ok := d.Unknown["futureSpec"]; ok {
+	if d.Unknown.Get("futureSpec") != nil {
 		t.Errorf("futureSpec belongs to spec, found at top level")
 	}
 }
@@ -96,7 +96,7 @@ func TestRawKeepsNumberText(t *testing.T) {
 	if err := json.Unmarshal([]byte(in), &r); err != nil {
 		t.Fatal(err)
 	}
-	if got := string(r.Unknown["spec"]); got != `{"huge":12345678901234567890}` {
+	if got := string(r.Unknown.Get("spec")); got != `{"huge":12345678901234567890}` {
 		t.Errorf("spec = %s", got)
 	}
 }
@@ -109,7 +109,7 @@ func TestDeepCopyIsIndependent(t *testing.T) {
 	c := DeepCopy(&d)
 	c.Labels["app"] = "changed"
 	*c.Spec.Replicas = 9
-	c.Unknown = nil
+	c.Unknown = Unknown{}
 	if d.Labels["app"] != "web" || *d.Spec.Replicas != 3 {
 		t.Errorf("changing the copy changed the original: %v %d", d.Labels, *d.Spec.Replicas)
 	}

@@ -38,7 +38,7 @@ type DeploymentStrategy struct {
 
 // IsZero lets an absent strategy stay absent on encode.
 func (s DeploymentStrategy) IsZero() bool {
-	return s.Type == "" && s.RollingUpdate == nil && len(s.Unknown) == 0
+	return s.Type == "" && s.RollingUpdate == nil && s.Unknown.Len() == 0
 }
 
 // RollingUpdateDeployment bounds a rolling update.
@@ -65,70 +65,70 @@ type DeploymentStatus struct {
 
 // MarshalJSON writes the modelled fields and every unknown member.
 func (d Deployment) MarshalJSON() ([]byte, error) {
-	return encodeKeeping(&d, d.Unknown, deploymentFields)
+	return encodeKeeping(&d, deploymentFields)
 }
 
 // UnmarshalJSON reads the modelled fields and keeps the rest.
 func (d *Deployment) UnmarshalJSON(b []byte) error { return d.decodeKeep(b) }
 
 func (d *Deployment) decodeKeep(b []byte) error {
-	return decodeKeeping(b, d, &d.Unknown, deploymentFields)
+	return decodeKeeping(b, d, deploymentFields)
 }
 
 var deploymentFields = tableOf[Deployment]()
 
 // MarshalJSON writes the modelled fields and every unknown member.
 func (s DeploymentSpec) MarshalJSON() ([]byte, error) {
-	return encodeKeeping(&s, s.Unknown, deploymentSpecFields)
+	return encodeKeeping(&s, deploymentSpecFields)
 }
 
 // UnmarshalJSON reads the modelled fields and keeps the rest.
 func (s *DeploymentSpec) UnmarshalJSON(b []byte) error { return s.decodeKeep(b) }
 
 func (s *DeploymentSpec) decodeKeep(b []byte) error {
-	return decodeKeeping(b, s, &s.Unknown, deploymentSpecFields)
+	return decodeKeeping(b, s, deploymentSpecFields)
 }
 
 var deploymentSpecFields = tableOf[DeploymentSpec]()
 
 // MarshalJSON writes the modelled fields and every unknown member.
 func (s DeploymentStrategy) MarshalJSON() ([]byte, error) {
-	return encodeKeeping(&s, s.Unknown, deploymentStrategyFields)
+	return encodeKeeping(&s, deploymentStrategyFields)
 }
 
 // UnmarshalJSON reads the modelled fields and keeps the rest.
 func (s *DeploymentStrategy) UnmarshalJSON(b []byte) error { return s.decodeKeep(b) }
 
 func (s *DeploymentStrategy) decodeKeep(b []byte) error {
-	return decodeKeeping(b, s, &s.Unknown, deploymentStrategyFields)
+	return decodeKeeping(b, s, deploymentStrategyFields)
 }
 
 var deploymentStrategyFields = tableOf[DeploymentStrategy]()
 
 // MarshalJSON writes the modelled fields and every unknown member.
 func (r RollingUpdateDeployment) MarshalJSON() ([]byte, error) {
-	return encodeKeeping(&r, r.Unknown, rollingUpdateDeploymentFields)
+	return encodeKeeping(&r, rollingUpdateDeploymentFields)
 }
 
 // UnmarshalJSON reads the modelled fields and keeps the rest.
 func (r *RollingUpdateDeployment) UnmarshalJSON(b []byte) error { return r.decodeKeep(b) }
 
 func (r *RollingUpdateDeployment) decodeKeep(b []byte) error {
-	return decodeKeeping(b, r, &r.Unknown, rollingUpdateDeploymentFields)
+	return decodeKeeping(b, r, rollingUpdateDeploymentFields)
 }
 
 var rollingUpdateDeploymentFields = tableOf[RollingUpdateDeployment]()
 
 // MarshalJSON writes the modelled fields and every unknown member.
 func (s DeploymentStatus) MarshalJSON() ([]byte, error) {
-	return encodeKeeping(&s, s.Unknown, deploymentStatusFields)
+	return encodeKeeping(&s, deploymentStatusFields)
 }
 
 // UnmarshalJSON reads the modelled fields and keeps the rest.
 func (s *DeploymentStatus) UnmarshalJSON(b []byte) error { return s.decodeKeep(b) }
 
 func (s *DeploymentStatus) decodeKeep(b []byte) error {
-	return decodeKeeping(b, s, &s.Unknown, deploymentStatusFields)
+	return decodeKeeping(b, s, deploymentStatusFields)
 }
 
 var deploymentStatusFields = tableOf[DeploymentStatus]()

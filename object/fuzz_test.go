@@ -2,7 +2,9 @@ package object
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -56,3 +58,167 @@ var semanticRaw = cmp.Comparer(func(a, b json.RawMessage) bool {
 	}
 	return cmp.Equal(x, y)
 })
+
+// FuzzDecodeMatchesEncodingJSON: the hand-written decoder gives every modelled field the
+// value encoding/json gives it. The reference is a twin of each type built by
+// reflection, with the same fields and tags and no methods, decoded by encoding/json.
+func FuzzDecodeMatchesEncodingJSON(f *testing.F) {
+	f.Add([]byte(deploymentJSON))
+	f.Add([]byte(leaseJSON))
+	f.Add(realisticPod(1))
+	f.Add(partialMetadata(2))
+	f.Add([]byte(`{"metadata":{"name":"p","labels":{"a":"b\u00e9","c":""},"generation":-3,"ownerReferences":[{"name":"x","Kind":"K","controller":null}],"finalizers":[]},"spec":{"nodeName":"n\"1"},"status":{"phase":null,"conditions":[{"type":"Ready","status":"True","lastTransitionTime":"2026-02-30T03:04:05.123Z"}],"containerStatuses":[{"restartCount":2147483647,"ready":false}]}}`))
+	f.Add([]byte(`{"metadata":{"generation":1e3}}`))
+	f.Add([]byte(`{"metadata":{"labels":{"a":1}}}`))
+	f.Add([]byte(`{"spec":{"replicas":null,"template":{"metadata":{"annotations":null},"spec":null},"strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":0}}}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) || !utf8.Valid(data) || foldedOrRepeatedKeys(data) {
+			return
+		}
+		same[Pod](t, data)
+		same[Raw](t, data)
+		same[Deployment](t, data)
+		same[ReplicaSet](t, data)
+		same[Lease](t, data)
+	})
+}
+
+func same[T any](t *testing.T, data []byte) {
+	table := tableOf[T]()
+	twin := reflect.New(twinOf(reflect.TypeFor[T]()))
+	wantErr := json.Unmarshal(data, twin.Interface())
+	var got T
+	err := json.Unmarshal(data, &got)
+	if (err != nil) != (wantErr != nil) {
+		t.Fatalf("%T: error %v, encoding/json's %v", got, err, wantErr)
+	}
+	if err != nil {
+		return
+	}
+	if d := diffTwin(reflect.ValueOf(&got).Elem(), twin.Elem(), table, ""); d != "" {
+		t.Fatalf("%T: %s", got, d)
+	}
+}
+
+var twins = map[reflect.Type]reflect.Type{}
+
+// twinOf returns typ with every struct that has a table replaced by a plain struct of its
+// fields (flattened, tagged alike, no Unknown, no methods).
+func twinOf(typ reflect.Type) reflect.Type {
+	if tw, ok := twins[typ]; ok {
+		return tw
+	}
+	switch {
+	case hasTable(typ):
+		table := tableFor(typ)
+		fields := make([]reflect.StructField, len(table.fields))
+		for i, fi := range table.fields {
+			fields[i] = reflect.StructField{
+				Name: fmt.Sprint("F", i),
+				Type: twinOf(typ.FieldByIndex(fi.index).Type),
+				Tag:  reflect.StructTag(`json:"` + fi.name + `"`),
+			}
+		}
+		twins[typ] = reflect.StructOf(fields)
+	case typ.Kind() == reflect.Pointer && twinOf(typ.Elem()) != typ.Elem():
+		twins[typ] = reflect.PointerTo(twinOf(typ.Elem()))
+	case typ.Kind() == reflect.Slice && twinOf(typ.Elem()) != typ.Elem():
+		twins[typ] = reflect.SliceOf(twinOf(typ.Elem()))
+	default:
+		twins[typ] = typ
+	}
+	return twins[typ]
+}
+
+// diffTwin compares a decoded value with its twin, and describes the first difference.
+func diffTwin(got, want reflect.Value, table *fieldTable, path string) string {
+	if table != nil {
+		for i, fi := range table.fields {
+			if d := diffTwin(got.FieldByIndex(fi.index), want.Field(i), nil, path+"."+fi.name); d != "" {
+				return d
+			}
+		}
+		return ""
+	}
+	switch {
+	case hasTable(got.Type()):
+		return diffTwin(got, want, tableFor(got.Type()), path)
+	case got.Kind() == reflect.Pointer && got.Type() != want.Type():
+		if got.IsNil() != want.IsNil() {
+			return fmt.Sprintf("%s: nil %v, want %v", path, got.IsNil(), want.IsNil())
+		}
+		if got.IsNil() {
+			return ""
+		}
+		return diffTwin(got.Elem(), want.Elem(), nil, path)
+	case got.Kind() == reflect.Slice && got.Type() != want.Type():
+		if got.IsNil() != want.IsNil() || got.Len() != want.Len() {
+			return fmt.Sprintf("%s: %d elements (nil %v), want %d (nil %v)", path, got.Len(), got.IsNil(), want.Len(), want.IsNil())
+		}
+		for i := range got.Len() {
+			if d := diffTwin(got.Index(i), want.Index(i), nil, fmt.Sprintf("%s[%d]", path, i)); d != "" {
+				return d
+			}
+		}
+		return ""
+	}
+	if !reflect.DeepEqual(got.Interface(), want.Interface()) {
+		return fmt.Sprintf("%s = %#v, want %#v", path, got.Interface(), want.Interface())
+	}
+	return ""
+}
+
+// foldedOrRepeatedKeys reports whether data has a member name twice in one object, or one
+// that matches a modelled field's name only when case is ignored: encoding/json matches
+// those case-insensitively and merges repeated maps, the decoder (as before it) neither.
+func foldedOrRepeatedKeys(data []byte) bool {
+	names := map[string]bool{}
+	for _, table := range tables {
+		for name := range table.byName {
+			names[strings.ToLower(name)] = true
+		}
+	}
+	var walk func(i int) (int, bool)
+	walk = func(i int) (int, bool) {
+		i = skipSpace(data, i)
+		if i >= len(data) || (data[i] != '{' && data[i] != '[') {
+			return skipValue(data, i), false
+		}
+		seen := map[string]bool{}
+		object := data[i] == '{'
+		for i = skipSpace(data, i+1); i < len(data) && data[i] != '}' && data[i] != ']'; {
+			if object {
+				end, _ := stringEnd(data, i)
+				var key string
+				if json.Unmarshal(data[i:end], &key) != nil {
+					return -1, true
+				}
+				if seen[key] || (names[strings.ToLower(key)] && tableFieldNamed(key) == nil) {
+					return -1, true
+				}
+				seen[key] = true
+				i = skipSpace(data, end) + 1 // past the colon
+			}
+			end, bad := walk(i)
+			if bad || end < 0 {
+				return -1, true
+			}
+			if i = skipSpace(data, end); i < len(data) && data[i] == ',' {
+				i = skipSpace(data, i+1)
+			}
+		}
+		return i + 1, false
+	}
+	_, bad := walk(0)
+	return bad
+}
+
+// tableFieldNamed returns a field of any table with exactly this name.
+func tableFieldNamed(name string) *fieldInfo {
+	for _, table := range tables {
+		if fi := table.byName[name]; fi != nil {
+			return fi
+		}
+	}
+	return nil
+}

@@ -30,28 +30,28 @@ type LeaseSpec struct {
 
 // MarshalJSON writes the modelled fields and every unknown member.
 func (l Lease) MarshalJSON() ([]byte, error) {
-	return encodeKeeping(&l, l.Unknown, leaseFields)
+	return encodeKeeping(&l, leaseFields)
 }
 
 // UnmarshalJSON reads the modelled fields and keeps the rest.
 func (l *Lease) UnmarshalJSON(b []byte) error { return l.decodeKeep(b) }
 
 func (l *Lease) decodeKeep(b []byte) error {
-	return decodeKeeping(b, l, &l.Unknown, leaseFields)
+	return decodeKeeping(b, l, leaseFields)
 }
 
 var leaseFields = tableOf[Lease]()
 
 // MarshalJSON writes the modelled fields and every unknown member.
 func (s LeaseSpec) MarshalJSON() ([]byte, error) {
-	return encodeKeeping(&s, s.Unknown, leaseSpecFields)
+	return encodeKeeping(&s, leaseSpecFields)
 }
 
 // UnmarshalJSON reads the modelled fields and keeps the rest.
 func (s *LeaseSpec) UnmarshalJSON(b []byte) error { return s.decodeKeep(b) }
 
 func (s *LeaseSpec) decodeKeep(b []byte) error {
-	return decodeKeeping(b, s, &s.Unknown, leaseSpecFields)
+	return decodeKeeping(b, s, leaseSpecFields)
 }
 
 var leaseSpecFields = tableOf[LeaseSpec]()

@@ -36,11 +36,9 @@ func TestLeaseRoundTripKeepsUnknownFields(t *testing.T) {
 		AcquireTime:          at("2026-01-02T03:04:05.123456Z"),
 		RenewTime:            at("2026-01-02T03:09:05.000001Z"),
 		LeaseTransitions:     i32(4),
-		Unknown: Unknown{
-			"strategy":        json.RawMessage(`"OldestEmulationVersion"`),
-			"preferredHolder": json.RawMessage(`"node-b"`),
-		},
 	}
+	want.Unknown.Set("strategy", json.RawMessage(`"OldestEmulationVersion"`))
+	want.Unknown.Set("preferredHolder", json.RawMessage(`"node-b"`))
 	if d := cmp.Diff(want, l.Spec); d != "" {
 		t.Errorf("decoded spec (-want +got):\n%s", d)
 	}

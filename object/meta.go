@@ -31,14 +31,14 @@ func (m *ObjectMeta) Meta() *ObjectMeta { return m }
 
 // MarshalJSON writes the modelled fields and every unknown member.
 func (m ObjectMeta) MarshalJSON() ([]byte, error) {
-	return encodeKeeping(&m, m.Unknown, objectMetaFields)
+	return encodeKeeping(&m, objectMetaFields)
 }
 
 // UnmarshalJSON reads the modelled fields and keeps the rest in Unknown.
 func (m *ObjectMeta) UnmarshalJSON(b []byte) error { return m.decodeKeep(b) }
 
 func (m *ObjectMeta) decodeKeep(b []byte) error {
-	return decodeKeeping(b, m, &m.Unknown, objectMetaFields)
+	return decodeKeeping(b, m, objectMetaFields)
 }
 
 var objectMetaFields = tableOf[ObjectMeta]()

@@ -77,66 +77,66 @@ func (p *Pod) IsReady() bool {
 
 // MarshalJSON writes the modelled fields and every unknown member.
 func (p Pod) MarshalJSON() ([]byte, error) {
-	return encodeKeeping(&p, p.Unknown, podFields)
+	return encodeKeeping(&p, podFields)
 }
 
 // UnmarshalJSON reads the modelled fields and keeps the rest.
 func (p *Pod) UnmarshalJSON(b []byte) error { return p.decodeKeep(b) }
 
-func (p *Pod) decodeKeep(b []byte) error { return decodeKeeping(b, p, &p.Unknown, podFields) }
+func (p *Pod) decodeKeep(b []byte) error { return decodeKeeping(b, p, podFields) }
 
 var podFields = tableOf[Pod]()
 
 // MarshalJSON writes the modelled fields and every unknown member.
 func (s PodSpec) MarshalJSON() ([]byte, error) {
-	return encodeKeeping(&s, s.Unknown, podSpecFields)
+	return encodeKeeping(&s, podSpecFields)
 }
 
 // UnmarshalJSON reads the modelled fields and keeps the rest.
 func (s *PodSpec) UnmarshalJSON(b []byte) error { return s.decodeKeep(b) }
 
-func (s *PodSpec) decodeKeep(b []byte) error { return decodeKeeping(b, s, &s.Unknown, podSpecFields) }
+func (s *PodSpec) decodeKeep(b []byte) error { return decodeKeeping(b, s, podSpecFields) }
 
 var podSpecFields = tableOf[PodSpec]()
 
 // MarshalJSON writes the modelled fields and every unknown member.
 func (s PodStatus) MarshalJSON() ([]byte, error) {
-	return encodeKeeping(&s, s.Unknown, podStatusFields)
+	return encodeKeeping(&s, podStatusFields)
 }
 
 // UnmarshalJSON reads the modelled fields and keeps the rest.
 func (s *PodStatus) UnmarshalJSON(b []byte) error { return s.decodeKeep(b) }
 
 func (s *PodStatus) decodeKeep(b []byte) error {
-	return decodeKeeping(b, s, &s.Unknown, podStatusFields)
+	return decodeKeeping(b, s, podStatusFields)
 }
 
 var podStatusFields = tableOf[PodStatus]()
 
 // MarshalJSON writes the modelled fields and every unknown member.
 func (c PodCondition) MarshalJSON() ([]byte, error) {
-	return encodeKeeping(&c, c.Unknown, podConditionFields)
+	return encodeKeeping(&c, podConditionFields)
 }
 
 // UnmarshalJSON reads the modelled fields and keeps the rest.
 func (c *PodCondition) UnmarshalJSON(b []byte) error { return c.decodeKeep(b) }
 
 func (c *PodCondition) decodeKeep(b []byte) error {
-	return decodeKeeping(b, c, &c.Unknown, podConditionFields)
+	return decodeKeeping(b, c, podConditionFields)
 }
 
 var podConditionFields = tableOf[PodCondition]()
 
 // MarshalJSON writes the modelled fields and every unknown member.
 func (c ContainerStatus) MarshalJSON() ([]byte, error) {
-	return encodeKeeping(&c, c.Unknown, containerStatusFields)
+	return encodeKeeping(&c, containerStatusFields)
 }
 
 // UnmarshalJSON reads the modelled fields and keeps the rest.
 func (c *ContainerStatus) UnmarshalJSON(b []byte) error { return c.decodeKeep(b) }
 
 func (c *ContainerStatus) decodeKeep(b []byte) error {
-	return decodeKeeping(b, c, &c.Unknown, containerStatusFields)
+	return decodeKeeping(b, c, containerStatusFields)
 }
 
 var containerStatusFields = tableOf[ContainerStatus]()
@@ -151,14 +151,14 @@ type PodTemplateSpec struct {
 
 // MarshalJSON writes the modelled fields and every unknown member.
 func (t PodTemplateSpec) MarshalJSON() ([]byte, error) {
-	return encodeKeeping(&t, t.Unknown, podTemplateSpecFields)
+	return encodeKeeping(&t, podTemplateSpecFields)
 }
 
 // UnmarshalJSON reads the modelled fields and keeps the rest.
 func (t *PodTemplateSpec) UnmarshalJSON(b []byte) error { return t.decodeKeep(b) }
 
 func (t *PodTemplateSpec) decodeKeep(b []byte) error {
-	return decodeKeeping(b, t, &t.Unknown, podTemplateSpecFields)
+	return decodeKeeping(b, t, podTemplateSpecFields)
 }
 
 var podTemplateSpecFields = tableOf[PodTemplateSpec]()

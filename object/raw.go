@@ -12,12 +12,12 @@ type Raw struct {
 
 // MarshalJSON writes the metadata and every other member unchanged.
 func (r Raw) MarshalJSON() ([]byte, error) {
-	return encodeKeeping(&r, r.Unknown, rawFields)
+	return encodeKeeping(&r, rawFields)
 }
 
 // UnmarshalJSON parses the metadata and keeps the rest.
 func (r *Raw) UnmarshalJSON(b []byte) error { return r.decodeKeep(b) }
 
-func (r *Raw) decodeKeep(b []byte) error { return decodeKeeping(b, r, &r.Unknown, rawFields) }
+func (r *Raw) decodeKeep(b []byte) error { return decodeKeeping(b, r, rawFields) }
 
 var rawFields = tableOf[Raw]()

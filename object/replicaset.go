@@ -46,56 +46,56 @@ type Condition struct {
 
 // MarshalJSON writes the modelled fields and every unknown member.
 func (r ReplicaSet) MarshalJSON() ([]byte, error) {
-	return encodeKeeping(&r, r.Unknown, replicaSetFields)
+	return encodeKeeping(&r, replicaSetFields)
 }
 
 // UnmarshalJSON reads the modelled fields and keeps the rest.
 func (r *ReplicaSet) UnmarshalJSON(b []byte) error { return r.decodeKeep(b) }
 
 func (r *ReplicaSet) decodeKeep(b []byte) error {
-	return decodeKeeping(b, r, &r.Unknown, replicaSetFields)
+	return decodeKeeping(b, r, replicaSetFields)
 }
 
 var replicaSetFields = tableOf[ReplicaSet]()
 
 // MarshalJSON writes the modelled fields and every unknown member.
 func (s ReplicaSetSpec) MarshalJSON() ([]byte, error) {
-	return encodeKeeping(&s, s.Unknown, replicaSetSpecFields)
+	return encodeKeeping(&s, replicaSetSpecFields)
 }
 
 // UnmarshalJSON reads the modelled fields and keeps the rest.
 func (s *ReplicaSetSpec) UnmarshalJSON(b []byte) error { return s.decodeKeep(b) }
 
 func (s *ReplicaSetSpec) decodeKeep(b []byte) error {
-	return decodeKeeping(b, s, &s.Unknown, replicaSetSpecFields)
+	return decodeKeeping(b, s, replicaSetSpecFields)
 }
 
 var replicaSetSpecFields = tableOf[ReplicaSetSpec]()
 
 // MarshalJSON writes the modelled fields and every unknown member.
 func (s ReplicaSetStatus) MarshalJSON() ([]byte, error) {
-	return encodeKeeping(&s, s.Unknown, replicaSetStatusFields)
+	return encodeKeeping(&s, replicaSetStatusFields)
 }
 
 // UnmarshalJSON reads the modelled fields and keeps the rest.
 func (s *ReplicaSetStatus) UnmarshalJSON(b []byte) error { return s.decodeKeep(b) }
 
 func (s *ReplicaSetStatus) decodeKeep(b []byte) error {
-	return decodeKeeping(b, s, &s.Unknown, replicaSetStatusFields)
+	return decodeKeeping(b, s, replicaSetStatusFields)
 }
 
 var replicaSetStatusFields = tableOf[ReplicaSetStatus]()
 
 // MarshalJSON writes the modelled fields and every unknown member.
 func (c Condition) MarshalJSON() ([]byte, error) {
-	return encodeKeeping(&c, c.Unknown, conditionFields)
+	return encodeKeeping(&c, conditionFields)
 }
 
 // UnmarshalJSON reads the modelled fields and keeps the rest.
 func (c *Condition) UnmarshalJSON(b []byte) error { return c.decodeKeep(b) }
 
 func (c *Condition) decodeKeep(b []byte) error {
-	return decodeKeeping(b, c, &c.Unknown, conditionFields)
+	return decodeKeeping(b, c, conditionFields)
 }
 
 var conditionFields = tableOf[Condition]()

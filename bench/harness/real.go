@@ -93,9 +93,9 @@ func realPod(i int) (*object.Raw, error) {
 		"spec": map[string]any{
 			"containers": []map[string]any{{
 				"name": "web", "image": "registry.k8s.io/nginx-slim:0.27",
-				"ports":     []map[string]any{{"containerPort": 8080, "name": "http", "protocol": "TCP"}},
-				"env":       []map[string]any{{"name": "POD_NAME", "valueFrom": map[string]any{"fieldRef": map[string]string{"fieldPath": "metadata.name"}}}, {"name": "LOG_LEVEL", "value": "info"}},
-				"resources": map[string]any{"requests": map[string]string{"cpu": "100m", "memory": "128Mi"}, "limits": map[string]string{"memory": "256Mi"}},
+				"ports":          []map[string]any{{"containerPort": 8080, "name": "http", "protocol": "TCP"}},
+				"env":            []map[string]any{{"name": "POD_NAME", "valueFrom": map[string]any{"fieldRef": map[string]string{"fieldPath": "metadata.name"}}}, {"name": "LOG_LEVEL", "value": "info"}},
+				"resources":      map[string]any{"requests": map[string]string{"cpu": "100m", "memory": "128Mi"}, "limits": map[string]string{"memory": "256Mi"}},
 				"readinessProbe": map[string]any{"httpGet": map[string]any{"path": "/healthz", "port": 8080}, "periodSeconds": 5},
 				"livenessProbe":  map[string]any{"httpGet": map[string]any{"path": "/livez", "port": 8080}, "periodSeconds": 10},
 				"volumeMounts":   []map[string]any{{"name": "config", "mountPath": "/etc/web"}},

@@ -27,7 +27,7 @@ func TestFakeKubeletStartsPods(t *testing.T) {
 
 	for name, image := range map[string]string{"web": "nginx:1.27", "stuck": "nginx:404"} {
 		p := &object.Pod{ObjectMeta: object.ObjectMeta{Name: name}}
-		p.Spec.Unknown = object.Unknown{"containers": json.RawMessage(`[{"name":"app","image":"` + image + `"}]`)}
+		p.Spec.Unknown.Set("containers", json.RawMessage(`[{"name":"app","image":"`+image+`"}]`))
 		if _, err := pods.Create(ctx, p); err != nil {
 			t.Fatal(err)
 		}
@@ -41,7 +41,7 @@ func TestFakeKubeletStartsPods(t *testing.T) {
 		if stuck, err = pods.Get(ctx, "stuck"); err != nil {
 			t.Fatal(err)
 		}
-		_, stuckStarted := stuck.Status.Unknown["startTime"]
+		stuckStarted := stuck.Status.Unknown.Get("startTime") != nil
 		return web.IsReady() && stuckStarted
 	}, "pods not started in time: web %+v, stuck %+v\nstdout: %s\nstderr: %s",
 		testwait.Lazy(func() any { return web.Status }), testwait.Lazy(func() any { return stuck.Status }), &out, &errOut)

@@ -227,11 +227,10 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		m := &object.Raw{
 			TypeMeta:   object.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 			ObjectMeta: object.ObjectMeta{Name: mirrorName, Labels: map[string]string{mirrorOf: name}},
-			Unknown:    object.Unknown{},
 		}
 		for _, field := range []string{"data", "binaryData"} {
-			if v, ok := src.Unknown[field]; ok {
-				m.Unknown[field] = v
+			if v := src.Unknown.Get(field); v != nil {
+				m.Unknown.Set(field, v)
 			}
 		}
 		// AlreadyExists means the mirror cache has not seen it yet (or it is not ours):
@@ -262,11 +261,11 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 func mirrorPatch(src, mirror *object.Raw) ([]byte, error) {
 	patch := map[string]any{}
 	for _, field := range []string{"data", "binaryData"} {
-		want, err := stringMap(src.Unknown[field])
+		want, err := stringMap(src.Unknown.Get(field))
 		if err != nil {
 			return nil, fmt.Errorf("source %s: %s: %w", object.Key(src), field, err)
 		}
-		have, err := stringMap(mirror.Unknown[field])
+		have, err := stringMap(mirror.Unknown.Get(field))
 		if err != nil {
 			return nil, fmt.Errorf("mirror %s: %s: %w", object.Key(mirror), field, err)
 		}

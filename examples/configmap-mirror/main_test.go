@@ -126,8 +126,8 @@ func create(t *testing.T, cms *listwatch.Resource[*object.Raw], name string, lab
 	cm := &object.Raw{
 		TypeMeta:   object.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: object.ObjectMeta{Name: name, Labels: labels},
-		Unknown:    object.Unknown{"data": json.RawMessage(data)},
 	}
+	cm.Unknown.Set("data", json.RawMessage(data))
 	if _, err := cms.Create(context.Background(), cm); err != nil {
 		t.Fatal(err)
 	}
@@ -154,11 +154,11 @@ func waitForMirror(t *testing.T, cms *listwatch.Resource[*object.Raw], name, sou
 		case err != nil:
 			return err.Error()
 		}
-		data, _ := stringMap(cm.Unknown["data"])
+		data, _ := stringMap(cm.Unknown.Get("data"))
 		if maps.Equal(data, want) && cm.Labels[mirrorOf] == source {
 			return ""
 		}
-		return "it is " + string(cm.Unknown["data"]) + " labelled " + cm.Labels[mirrorOf]
+		return "it is " + string(cm.Unknown.Get("data")) + " labelled " + cm.Labels[mirrorOf]
 	}, "%s/%s: want data %v from %s", cms.Namespace(), name, want, source)
 }
 
@@ -235,9 +235,9 @@ func (e *env) snapshot() []string {
 
 func TestMirrorPatch(t *testing.T) {
 	cm := func(rv, data string) *object.Raw {
-		r := &object.Raw{ObjectMeta: object.ObjectMeta{Namespace: "demo", Name: "x", ResourceVersion: rv}, Unknown: object.Unknown{}}
+		r := &object.Raw{ObjectMeta: object.ObjectMeta{Namespace: "demo", Name: "x", ResourceVersion: rv}}
 		if data != "" {
-			r.Unknown["data"] = json.RawMessage(data)
+			r.Unknown.Set("data", json.RawMessage(data))
 		}
 		return r
 	}
