@@ -9,7 +9,7 @@ export KINFORMER_BIN_DIR := $(BIN_DIR)
 export PATH := $(PATH):$(BIN_DIR)
 
 # Fuzz targets as package:Target, each run for FUZZTIME in `make test`.
-FUZZ_TARGETS := ./listwatch:FuzzWatchDecoder ./listwatch:FuzzWatchSplits ./listwatch:FuzzListDecoder ./listwatch:FuzzKubeconfig ./object:FuzzParseSelector ./object:FuzzDecodeRoundTrip ./object:FuzzDecodeMatchesEncodingJSON ./object:FuzzPack ./deltafifo:FuzzFIFOModel ./indexer:FuzzIndexerModel
+FUZZ_TARGETS := ./internal/jsonscan:FuzzValid ./internal/jsonscan:FuzzScanner ./listwatch:FuzzWatchDecoder ./listwatch:FuzzWatchSplits ./listwatch:FuzzListDecoder ./listwatch:FuzzKubeconfig ./object:FuzzParseSelector ./object:FuzzDecodeRoundTrip ./object:FuzzDecodeMatchesEncodingJSON ./object:FuzzPack ./deltafifo:FuzzFIFOModel ./indexer:FuzzIndexerModel
 
 .PHONY: run test check-fmt vet unit fuzz e2e chaos cluster-bin cluster bench bench-full bench-micro bench-compare lint
 

@@ -1,6 +1,7 @@
 package listwatch
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/kinformer/kinformer/clock"
+	"github.com/kinformer/kinformer/internal/jsonscan"
 	"github.com/kinformer/kinformer/object"
 	"github.com/kinformer/kinformer/trace"
 )
@@ -185,36 +187,71 @@ func (w *Watch[T]) Close() {
 	})
 }
 
-type rawEvent struct {
-	Type   string          `json:"type"`
-	Object json.RawMessage `json:"object"`
-}
-
-// decodeEvent decodes one frame `{"type":...,"object":{...}}`.
+// decodeEvent decodes one frame `{"type":...,"object":{...}}`. It validates the frame
+// once, then finds the two members by scanning, and hands the object's bytes (a slice of
+// the frame, which the decoder copies what it keeps from) to object.DecodeValid: one
+// validation pass and one decoding pass, where json.Unmarshal of an envelope with a
+// json.RawMessage makes three (validate, skip the object, copy it) before decoding.
 func decodeEvent[T any](frame []byte) (Event[T], error) {
-	var raw rawEvent
-	if err := json.Unmarshal(frame, &raw); err != nil {
+	if !jsonscan.Valid(frame) {
+		var v any
+		err := json.Unmarshal(frame, &v) // the slow path, only for its precise message
 		return Event[T]{}, &FrameError{Reason: "invalid JSON", Err: err, Frame: head(frame)}
 	}
-	if len(raw.Object) == 0 || string(raw.Object) == "null" {
-		return Event[T]{}, &FrameError{Reason: fmt.Sprintf("%s event without an object", raw.Type), Frame: head(frame)}
+	typ, obj, err := envelope(frame)
+	if err != nil {
+		return Event[T]{}, &FrameError{Reason: "invalid event", Err: err, Frame: head(frame)}
 	}
-	switch t := EventType(raw.Type); t {
+	if len(obj) == 0 || string(obj) == "null" {
+		return Event[T]{}, &FrameError{Reason: fmt.Sprintf("%s event without an object", typ), Frame: head(frame)}
+	}
+	switch t := EventType(typ); t {
 	case Added, Modified, Deleted, Bookmark:
-		obj, err := object.DecodeValid[T](raw.Object) // validated with the envelope
+		obj, err := object.DecodeValid[T](obj)
 		if err != nil {
 			return Event[T]{}, &FrameError{Reason: fmt.Sprintf("%s object does not decode", t), Err: err, Frame: head(frame)}
 		}
 		return Event[T]{Type: t, Object: obj}, nil
 	case Error:
 		var s object.Status
-		if err := json.Unmarshal(raw.Object, &s); err != nil {
+		if err := json.Unmarshal(obj, &s); err != nil {
 			return Event[T]{}, &FrameError{Reason: "ERROR event without a Status", Err: err, Frame: head(frame)}
 		}
 		return Event[T]{}, &object.StatusError{Status: s}
 	default:
-		return Event[T]{}, &UnknownEventError{Type: raw.Type}
+		return Event[T]{}, &UnknownEventError{Type: typ}
 	}
+}
+
+// envelope returns the "type" (unquoted) and "object" members of a valid event frame;
+// members it does not know are skipped, as json.Unmarshal would.
+func envelope(frame []byte) (typ string, obj []byte, err error) {
+	i := jsonscan.SkipSpace(frame, 0)
+	if frame[i] != '{' {
+		return "", nil, errors.New("an event is a JSON object")
+	}
+	i = jsonscan.SkipSpace(frame, i+1)
+	for i < len(frame) && frame[i] == '"' {
+		kend := jsonscan.StringEnd(frame, i)
+		key := frame[i+1 : kend-1]
+		v := jsonscan.SkipSpace(frame, jsonscan.SkipSpace(frame, kend)+1) // past ':'
+		vend := jsonscan.ValueEnd(frame, v)
+		switch string(key) {
+		case "type":
+			if quoted := frame[v:vend]; quoted[0] == '"' && !bytes.ContainsRune(quoted, '\\') {
+				typ = string(quoted[1 : len(quoted)-1])
+			} else if err := json.Unmarshal(quoted, &typ); err != nil {
+				return "", nil, fmt.Errorf("type: %w", err)
+			}
+		case "object":
+			obj = frame[v:vend]
+		}
+		i = jsonscan.SkipSpace(frame, vend)
+		if i < len(frame) && frame[i] == ',' {
+			i = jsonscan.SkipSpace(frame, i+1)
+		}
+	}
+	return typ, obj, nil
 }
 
 func head(b []byte) []byte {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -104,6 +105,11 @@ func (r *Run) Measure(cfg *Config, eng Engine) (res Result, err error) {
 	paused := time.Now()
 	baseline := HeapAfterGC()
 	pause := time.Since(paused)
+	stopProfile, err := startProfile(cfg.CPUProfile)
+	if err != nil {
+		return res, err
+	}
+	defer stopProfile()
 	if err := eng.Start(ctx); err != nil {
 		return res, fmt.Errorf("starting the informer: %w", err)
 	}
@@ -128,6 +134,7 @@ func (r *Run) Measure(cfg *Config, eng Engine) (res Result, err error) {
 	fmt.Fprintf(os.Stderr, "%s: synced %d %s in %.3fs (%s)\n", res.Engine, res.Objects, cfg.Resource, res.SyncSeconds, res.Mode)
 
 	if cfg.Scenario == ScenarioSync {
+		stopProfile()
 		heap := HeapAfterGC()
 		res.HeapAfterGCBytes, res.HeapInuseBytes = heap.Alloc, heap.Inuse
 		if res.Objects > 0 {
@@ -141,6 +148,7 @@ func (r *Run) Measure(cfg *Config, eng Engine) (res Result, err error) {
 	case <-ctx.Done():
 		return res, fmt.Errorf("timed out after %v: %s", cfg.Timeout, w.progress())
 	}
+	stopProfile()
 	w.report(&res)
 	if cfg.Scenario == ScenarioLatency && w.stamped() == 0 {
 		return res, fmt.Errorf("no event carried the %s annotation", SentAnnotation)
@@ -295,4 +303,27 @@ func (w *window) report(res *Result) {
 	res.LatencyP50US = float64(p[0]) / 1e3
 	res.LatencyP99US = float64(p[1]) / 1e3
 	res.LatencyP999US = float64(p[2]) / 1e3
+}
+
+// startProfile starts a CPU profile into file ("" profiles nothing); the function it
+// returns stops it, and may be called more than once.
+func startProfile(file string) (stop func(), err error) {
+	if file == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		})
+	}, nil
 }
