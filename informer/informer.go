@@ -82,6 +82,7 @@ type Informer[T object.Object] struct {
 	tracer    trace.Tracer
 	log       *slog.Logger
 	statusFns notify.List[SyncStatus]
+	shared    mapShare // used under mu, by process
 
 	// mu serialises the processing of one item with handler registration, so a late
 	// handler's replay and the events after it line up exactly.
@@ -291,6 +292,7 @@ func (inf *Informer[T]) process(it *deltafifo.Item[T]) error {
 	switch d.Type {
 	case deltafifo.Added, deltafifo.Updated:
 		obj := inf.transform(d.Object)
+		inf.shared.shareMeta(obj)
 		old, existed := inf.cache.Get(d.Key)
 		if err := inf.cache.Update(obj); err != nil {
 			return err
@@ -332,6 +334,7 @@ func (inf *Informer[T]) processReplace(r *deltafifo.Replace[T], now time.Time) e
 			continue // reused by the reflector: the stored object, already transformed
 		}
 		obj := inf.transform(d.Object)
+		inf.shared.shareMeta(obj)
 		r.Objects[i] = obj
 		if existed && old.Meta().ResourceVersion == obj.Meta().ResourceVersion {
 			continue // unchanged: a relist is not news

@@ -200,6 +200,11 @@ func (l *listener[T]) next() (n note[T], ok bool) {
 			l.head++
 			if l.head == len(l.buf) {
 				l.buf, l.head = l.buf[:0], 0
+				if cap(l.buf) > 2*l.capacity || cap(l.buf) > 4096 {
+					// A burst (the initial list) grew the array: let it go once drained,
+					// rather than keep its peak for the informer's life.
+					l.buf = nil
+				}
 			}
 			l.taken++
 			return n, true

@@ -1,6 +1,7 @@
 package listwatch
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -167,3 +168,40 @@ func (f *frameReader) malformed(reason string, err error, upto int) *FrameError 
 	f.err = fe // the stream cannot be resynchronised after a bad frame
 	return fe
 }
+
+// peek returns the next byte that is not white space, without consuming it, reading more
+// as needed; io.EOF at the end of the stream. It lets a caller step over what lies
+// between frames (a list's commas and closing bracket).
+func (f *frameReader) peek() (byte, error) {
+	for {
+		next := jsonscan.SkipSpace(f.buf[:f.end], f.start)
+		f.offset += int64(next - f.start)
+		f.start = next
+		if f.start < f.end {
+			return f.buf[f.start], nil
+		}
+		if err := f.fill(); err != nil {
+			return 0, err
+		}
+	}
+}
+
+// skip consumes one byte that peek returned.
+func (f *frameReader) skip() {
+	f.start++
+	f.offset++
+}
+
+// rest is what the reader has not consumed: its buffered bytes, then the stream.
+func (f *frameReader) rest() io.Reader {
+	buffered := bytes.NewReader(append([]byte(nil), f.buf[f.start:f.end]...))
+	if f.err != nil {
+		return io.MultiReader(buffered, errReader{f.err})
+	}
+	return io.MultiReader(buffered, f.r)
+}
+
+// errReader fails every read with err (a stream's sticky error, io.EOF included).
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }

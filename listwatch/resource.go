@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
 
+	"github.com/kinformer/kinformer/internal/jsonscan"
 	"github.com/kinformer/kinformer/object"
 )
 
@@ -139,10 +141,17 @@ func decodeList[T any](body io.Reader, max int) (*object.List[T], error) {
 			return nil, fmt.Errorf("a member name is a string, not %v", tok)
 		}
 		if strings.EqualFold(key, "items") { // encoding/json matches names this way
-			if list.Items, err = decodeItems[T](d); err != nil {
+			items, err := decodeItems[T](d)
+			if err != nil {
 				return nil, err
 			}
-			continue
+			// What follows the items (usually just the closing brace) is decoded in one
+			// piece into the list, which Items, set after, is not part of.
+			if err := d.tail(list); err != nil {
+				return nil, err
+			}
+			list.Items = items
+			return list, nil
 		}
 		// Any other member (kind, apiVersion, metadata, or one List does not have) is
 		// decoded on its own into the list, as json.Unmarshal would do in turn.
@@ -164,7 +173,10 @@ func decodeList[T any](body io.Reader, max int) (*object.List[T], error) {
 	return list, d.end()
 }
 
-// decodeItems decodes the items array, one object at a time.
+// decodeItems decodes the items array, one object at a time; d.tail then decodes the rest. The json.Decoder, which would scan each item
+// twice and copy it, stops at the array's opening bracket: kinformer's frame reader then
+// finds each item (bounded by max, as a watch event is), and each is validated once and
+// decoded once, as a watch event is.
 func decodeItems[T any](d *listDecoder) ([]T, error) {
 	switch tok, err := d.token("items"); {
 	case err != nil:
@@ -174,23 +186,56 @@ func decodeItems[T any](d *listDecoder) ([]T, error) {
 	case tok != json.Delim('['):
 		return nil, fmt.Errorf("items is a JSON array, not %v", tok)
 	}
+	d.in.limit = math.MaxInt64 // the frame reader bounds each item itself
+	fr := newFrameReader(io.MultiReader(d.dec.Buffered(), d.in), d.max)
 	items := []T{}
-	for d.dec.More() {
-		raw, err := d.value(fmt.Sprint("item ", len(items)))
+	for {
+		c, err := fr.peek()
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("items: %w", unexpectedEOF(err))
 		}
-		if string(raw) == "null" {
-			return nil, fmt.Errorf("item %d is null", len(items))
+		if c == ']' {
+			fr.skip()
+			break
 		}
-		obj, err := object.DecodeValid[T](raw) // the decoder has validated raw
+		if len(items) > 0 {
+			if c != ',' {
+				return nil, fmt.Errorf("items: invalid character %q after item %d", c, len(items)-1)
+			}
+			fr.skip()
+			if c, err = fr.peek(); err != nil {
+				return nil, fmt.Errorf("items: %w", unexpectedEOF(err))
+			}
+		}
+		if c != '{' {
+			if c == 'n' {
+				return nil, fmt.Errorf("item %d is null", len(items))
+			}
+			return nil, fmt.Errorf("item %d: an object is a JSON object, not %q...", len(items), c)
+		}
+		frame, _, _, err := fr.next(nil)
+		if err != nil {
+			return nil, fmt.Errorf("item %d: %w", len(items), unexpectedEOF(err))
+		}
+		if !jsonscan.Valid(frame) {
+			var v any
+			return nil, fmt.Errorf("item %d: %w", len(items), json.Unmarshal(frame, &v))
+		}
+		obj, err := object.DecodeValid[T](frame)
 		if err != nil {
 			return nil, fmt.Errorf("item %d: %w", len(items), err)
 		}
 		items = append(items, obj)
 	}
-	_, err := d.token("the end of items") // the closing ']'
-	return items, err
+	d.rest = fr.rest()
+	return items, nil
+}
+
+func unexpectedEOF(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
 }
 
 // listDecoder reads a list page value by value, each within the size bound.
@@ -199,6 +244,38 @@ type listDecoder struct {
 	in      *budgetReader
 	max     int
 	scratch json.RawMessage // the current value; decoded objects never retain it
+	rest    io.Reader       // after the items array: what the frame reader left
+}
+
+// tail decodes what follows the items member (further members, the closing brace, white
+// space) into list, as json.Unmarshal would: the members as the object they end, at most
+// max bytes of them.
+func (d *listDecoder) tail(list any) error {
+	r := d.rest
+	if r == nil { // items was null: the json.Decoder is still reading
+		r = io.MultiReader(d.dec.Buffered(), d.in)
+		d.in.limit = math.MaxInt64
+	}
+	b, err := io.ReadAll(io.LimitReader(r, int64(d.max)+listValueSlack+1))
+	switch {
+	case err != nil:
+		return err
+	case len(b) > d.max+listValueSlack:
+		return fmt.Errorf("the list after its items is %s: %w", tooLargeReason(d.max), ErrFrameTooLarge)
+	}
+	i := jsonscan.SkipSpace(b, 0)
+	switch {
+	case i < len(b) && b[i] == ',':
+		if j := jsonscan.SkipSpace(b, i+1); j >= len(b) || b[j] != '"' {
+			return errors.New("the list after its items: a comma must be followed by a member")
+		}
+		b[i] = '{' // the remaining members, as an object of their own
+	case i < len(b) && b[i] == '}':
+		b = append([]byte("{"), b[i:]...)
+	default:
+		return fmt.Errorf("the list after its items: %w", unexpectedEOF(io.EOF))
+	}
+	return json.Unmarshal(b, list)
 }
 
 // listValueSlack is what the decoder may read past a value of the maximum size: the

@@ -41,6 +41,8 @@ type Config struct {
 	// CPUProfile, when set, receives a CPU profile from the informer's start to the end
 	// of the measurement: the sync, and for the other scenarios the watch window too.
 	CPUProfile string
+	// MemProfile, when set, receives a heap profile taken where heap_after_gc is read.
+	MemProfile string
 }
 
 // Mode is the initial-state mode asked for.
@@ -73,6 +75,7 @@ func ParseFlags(args []string, stderr io.Writer) (*Config, error) {
 	fs.DurationVar(&c.SlowHandler, "slow-handler", 0, "fanout: one of the handlers sleeps this long per watch event")
 	fs.DurationVar(&c.Timeout, "timeout", 5*time.Minute, "fail rather than wait longer")
 	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of the measured part to this file (go tool pprof)")
+	fs.StringVar(&c.MemProfile, "memprofile", "", "write a heap profile, taken with heap_after_gc, to this file")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

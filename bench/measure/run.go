@@ -137,6 +137,9 @@ func (r *Run) Measure(cfg *Config, eng Engine) (res Result, err error) {
 		stopProfile()
 		heap := HeapAfterGC()
 		res.HeapAfterGCBytes, res.HeapInuseBytes = heap.Alloc, heap.Inuse
+		if err := writeHeapProfile(cfg.MemProfile); err != nil {
+			return res, err
+		}
 		if res.Objects > 0 {
 			res.HeapPerObjectBytes = (float64(heap.Alloc) - float64(baseline.Alloc)) / float64(res.Objects)
 		}
@@ -326,4 +329,17 @@ func startProfile(file string) (stop func(), err error) {
 			f.Close()
 		})
 	}, nil
+}
+
+// writeHeapProfile writes the heap profile to file ("" writes nothing).
+func writeHeapProfile(file string) error {
+	if file == "" {
+		return nil
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return pprof.WriteHeapProfile(f)
 }
