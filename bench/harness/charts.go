@@ -110,10 +110,12 @@ func minPositive(groups []barGroup) float64 {
 // human writes v with three significant figures (two below 1) and a k/M suffix.
 func human(v float64) string {
 	switch a := math.Abs(v); {
-	case a >= 1e6:
+	case a >= 999.5e3:
 		return fmt.Sprintf("%.3gM", v/1e6)
-	case a >= 1e3:
+	case a >= 999.5:
 		return fmt.Sprintf("%.3gk", v/1e3)
+	case a >= 100:
+		return fmt.Sprintf("%.0f", v)
 	case a >= 1:
 		return fmt.Sprintf("%.3g", v)
 	case a == 0:

@@ -45,7 +45,8 @@ func CurrentEnv() Env {
 	}
 	if out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output(); err == nil {
 		e.Commit = strings.TrimSpace(string(out))
-		if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(st) > 0 {
+		// Changes to prose and to earlier results do not change what was measured.
+		if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!*.md", ":!bench/results").Output(); err == nil && len(st) > 0 {
 			e.Commit += "+dirty"
 		}
 	}

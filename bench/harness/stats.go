@@ -51,9 +51,8 @@ var (
 	mP50      = Metric{"latency p50", "µs", false, func(r measure.Result) float64 { return r.LatencyP50US }}
 	mP99      = Metric{"latency p99", "µs", false, func(r measure.Result) float64 { return r.LatencyP99US }}
 	mP999     = Metric{"latency p99.9", "µs", false, func(r measure.Result) float64 { return r.LatencyP999US }}
-	mSyncCPU  = Metric{"CPU seconds", "s", false, func(r measure.Result) float64 { return r.CPUSeconds }}
 	metricsOf = map[string][]Metric{
-		KindSync:    {mSync, mHeapObj, mRSS, mSyncCPU},
+		KindSync:    {mSync, mHeapObj, mRSS},
 		KindWatch:   {mRate, mCPU, mAllocs, mAllocB},
 		KindLatency: {mP50, mP99, mP999, mRate},
 		KindFanout:  {mRate, mP99, mAllocs},
