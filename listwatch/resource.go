@@ -211,7 +211,7 @@ func decodeItems[T any](d *listDecoder) ([]T, error) {
 			if c == 'n' {
 				return nil, fmt.Errorf("item %d is null", len(items))
 			}
-			return nil, fmt.Errorf("item %d: an object is a JSON object, not %q...", len(items), c)
+			return nil, fmt.Errorf("item %d: an object is a JSON object, not a value starting with %q", len(items), c)
 		}
 		frame, _, _, err := fr.next(nil)
 		if err != nil {
