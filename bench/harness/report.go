@@ -97,6 +97,7 @@ func (r *Report) targets() []target {
 		{What: "heap per cached pod, kinformer ÷ client-go", Want: 0.4, Got: ratio("sync-10k-pods", mHeapObj, false), Unit: "×", Scenario: "sync-10k-pods"},
 		{What: "peak RSS of a 100k sync, kinformer ÷ client-go", Want: 0.5, Got: ratio(syncID, mRSS, false), Unit: "×", Proxy: proxy, Scenario: syncID},
 		{What: "kinformer p99 watch→handler at 5k events/s", Want: 1000, Got: r.median("latency-5k", Kinformer, mP99), Unit: " µs", Scenario: "latency-5k"},
+		{What: "kinformer heap per cached object, metadata only", Want: 1000, Got: r.median("sync-10k-pods-metadata", Kinformer, mHeapObj), Unit: " B", Scenario: "sync-10k-pods-metadata"},
 	}
 	tok := r.ceiling("tokenize")
 	frac := math.NaN()
@@ -233,7 +234,7 @@ func (r *Report) charts() map[string]string {
 	out["events.svg"] = hbars("Watch events per second to a no-op handler", "/s", true, []barGroup{watch})
 
 	var mem []barGroup
-	for _, id := range []string{"sync-10k-pods", "sync-10k-pods-managedfields", "sync-10k-configmaps", "real-sync-10k-pods"} {
+	for _, id := range []string{"sync-10k-pods", "sync-10k-pods-managedfields", "sync-10k-pods-metadata", "sync-10k-configmaps", "real-sync-10k-pods"} {
 		if bars := perEngine(id, mHeapObj); len(bars) > 0 {
 			mem = append(mem, barGroup{id, bars})
 		}

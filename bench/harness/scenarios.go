@@ -90,6 +90,9 @@ func Short() Plan {
 			Server: podsServer(1000, 20000, 0), Runner: runner(KindFanout, "pods", 1000, 20000, extra...),
 			Engines: both, Handlers: h})
 	}
+	p.Scenarios = append(p.Scenarios, Scenario{ID: "sync-10k-pods-metadata",
+		Title: "Initial sync of 10k pods, metadata only (PartialObjectMetadata)", Kind: KindSync,
+		Server: podsServer(10000, 0, 0), Runner: runner(KindSync, "pods", 10000, 0, "-metadata-only"), Engines: both})
 	return p
 }
 
