@@ -25,7 +25,8 @@ type Options struct {
 	// Namespace holds every object (default "bench").
 	Namespace string
 	// WatchEvents is how many events each watch connection gets before it only sends a
-	// BOOKMARK a second (0 = unlimited).
+	// BOOKMARK a second (0 = unlimited, -1 = none: what a sync benchmark wants, so that
+	// nothing churns the cache while it is weighed).
 	WatchEvents int
 	// Rate is the events per second of each watch (0 = full speed).
 	Rate float64
@@ -65,7 +66,7 @@ func (o *Options) defaults() error {
 			o.Objects = 400
 		}
 	}
-	if o.Objects < 0 || o.WatchEvents < 0 || o.Rate < 0 || o.PageLimitMax < 0 || o.SecretSize < 0 || o.FlushEvery < 0 {
+	if o.Objects < 0 || o.WatchEvents < -1 || o.Rate < 0 || o.PageLimitMax < 0 || o.SecretSize < 0 || o.FlushEvery < 0 {
 		return errors.New("streamserver: negative option")
 	}
 	if o.Namespace == "" {

@@ -224,7 +224,7 @@ func (w *watcher) run(ctx context.Context, p watchParams) error {
 		}
 	}
 	last := p.from
-	if n > 0 {
+	if n > 0 && s.opts.WatchEvents >= 0 {
 		limit := int64(s.opts.WatchEvents)
 		if limit == 0 {
 			limit = -1

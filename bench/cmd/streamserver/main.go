@@ -55,7 +55,7 @@ func serve(args []string) error {
 	fs.StringVar(&o.Profile, "profile", "pods", "objects to serve: pods (~4 KB), secrets (~1 MiB), configmaps (~300 B-1 KB)")
 	fs.IntVar(&o.Objects, "objects", 0, "number of objects (default 10000; 400 for secrets)")
 	fs.StringVar(&o.Namespace, "namespace", "bench", "namespace of the objects")
-	fs.IntVar(&o.WatchEvents, "watch-events", 0, "events per watch connection before only bookmarks (0 = unlimited)")
+	fs.IntVar(&o.WatchEvents, "watch-events", 0, "events per watch connection before only bookmarks (0 = unlimited, -1 = none)")
 	fs.Float64Var(&o.Rate, "rate", 0, "events per second per watch (0 = full speed)")
 	fs.IntVar(&o.PageLimitMax, "page-limit-max", 0, "cap on list page size (0 = honour the client's limit)")
 	fs.BoolVar(&o.TLS, "tls", false, "serve HTTPS with a self-signed certificate")
