@@ -1,23 +1,19 @@
 package chaos
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"log"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
 	"sync"
 	"time"
+
+	"github.com/kinformer/kinformer/internal/selfsigned"
 )
 
 // Proxy forwards HTTPS requests to an apiserver and injects faults on command.
@@ -49,7 +45,7 @@ func NewProxy(upstream string, upstreamCA []byte) (*Proxy, error) {
 	if !pool.AppendCertsFromPEM(upstreamCA) {
 		return nil, fmt.Errorf("chaos: no certificate in the upstream CA")
 	}
-	cert, caPEM, err := selfSigned()
+	cert, caPEM, err := selfsigned.New("kinformer chaos proxy")
 	if err != nil {
 		return nil, err
 	}
@@ -181,27 +177,4 @@ func writeStatus(w http.ResponseWriter, code int, reason, msg string, retryAfter
 		details = fmt.Sprintf(`,"details":{"retryAfterSeconds":%d}`, retryAfter)
 	}
 	fmt.Fprintf(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","message":%q,"reason":%q,"code":%d%s}`, msg, reason, code, details)
-}
-
-// selfSigned makes the proxy's certificate for 127.0.0.1.
-func selfSigned() (tls.Certificate, []byte, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return tls.Certificate{}, nil, err
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "kinformer chaos proxy"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, BasicConstraintsValid: true, IsCA: true}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return tls.Certificate{}, nil, err
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		return tls.Certificate{}, nil, err
-	}
-	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	cert, err := tls.X509KeyPair(certPEM, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}))
-	return cert, certPEM, err
 }

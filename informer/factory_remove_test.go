@@ -17,12 +17,7 @@ import (
 // nothing more), its series leave the registry, and the others run on.
 func TestFactoryRemoveStopsAndUnregisters(t *testing.T) {
 	e := newEnv(t, apisim.Options{}) // checks for leaked goroutines after its cleanup
-	reg := prometheus.NewRegistry()
-	m, err := NewMetrics(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := NewFactory(e.client, FactoryOptions{Reflector: fastReflector(), Metrics: m})
+	f, reg := meteredFactory(t, e)
 	defer f.Shutdown()
 	ctx := context.Background()
 	pods, _ := For[*object.Pod](ctx, f, "pods", Selectors{Namespace: "ns"})
@@ -94,4 +89,15 @@ func seriesNamed(t *testing.T, g prometheus.Gatherer, name string) int {
 		}
 	}
 	return n
+}
+
+// meteredFactory is a factory on e's server whose informers export to reg.
+func meteredFactory(t *testing.T, e *env) (*Factory, *prometheus.Registry) {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	m, err := NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewFactory(e.client, FactoryOptions{Reflector: fastReflector(), Metrics: m}), reg
 }

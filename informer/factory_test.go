@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/kinformer/kinformer/apisim"
 	"github.com/kinformer/kinformer/internal/testwait"
 	"github.com/kinformer/kinformer/object"
@@ -15,12 +13,7 @@ import (
 func TestFactorySharesAndShutsDown(t *testing.T) {
 	e := newEnv(t, apisim.Options{}) // checks for leaked goroutines after its cleanup
 	e.create(t, "a", nil)
-	reg := prometheus.NewRegistry()
-	m, err := NewMetrics(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := NewFactory(e.client, FactoryOptions{Reflector: fastReflector(), Metrics: m})
+	f, reg := meteredFactory(t, e)
 	ctx := context.Background()
 	p1, err := For[*object.Pod](ctx, f, "pods", Selectors{Namespace: "ns"})
 	if err != nil {

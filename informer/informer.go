@@ -292,8 +292,8 @@ func (inf *Informer[T]) process(it *deltafifo.Item[T]) error {
 	switch d.Type {
 	case deltafifo.Added, deltafifo.Updated:
 		obj := inf.transform(d.Object)
-		inf.shared.shareMeta(obj)
 		old, existed := inf.cache.Get(d.Key)
+		inf.shared.shareMeta(obj, prevOf(old, existed))
 		if err := inf.cache.Update(obj); err != nil {
 			return err
 		}
@@ -334,7 +334,7 @@ func (inf *Informer[T]) processReplace(r *deltafifo.Replace[T], now time.Time) e
 			continue // reused by the reflector: the stored object, already transformed
 		}
 		obj := inf.transform(d.Object)
-		inf.shared.shareMeta(obj)
+		inf.shared.shareMeta(obj, prevOf(old, existed))
 		r.Objects[i] = obj
 		if existed && old.Meta().ResourceVersion == obj.Meta().ResourceVersion {
 			continue // unchanged: a relist is not news

@@ -1,6 +1,7 @@
 package informer
 
 import (
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -51,9 +52,33 @@ func (s *mapShare) share(m map[string]string) map[string]string {
 	return m
 }
 
-// shareMeta points obj's labels and annotations at the shared equal maps.
-func (s *mapShare) shareMeta(obj object.Object) {
+// shareMeta points obj's labels and annotations at the shared equal maps. prev, the state
+// obj replaces in the cache (nil if none), is tried first: an update rarely changes its
+// labels, and comparing two maps costs less than building a table key.
+func (s *mapShare) shareMeta(obj, prev object.Object) {
 	meta := obj.Meta()
+	if prev != nil {
+		pm := prev.Meta()
+		if maps.Equal(meta.Labels, pm.Labels) {
+			meta.Labels = pm.Labels
+		} else {
+			meta.Labels = s.share(meta.Labels)
+		}
+		if maps.Equal(meta.Annotations, pm.Annotations) {
+			meta.Annotations = pm.Annotations
+		} else {
+			meta.Annotations = s.share(meta.Annotations)
+		}
+		return
+	}
 	meta.Labels = s.share(meta.Labels)
 	meta.Annotations = s.share(meta.Annotations)
+}
+
+// prevOf is the cached state a new one replaces, as shareMeta takes it.
+func prevOf[T object.Object](old T, existed bool) object.Object {
+	if !existed {
+		return nil
+	}
+	return old
 }

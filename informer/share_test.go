@@ -32,3 +32,21 @@ func TestMapShare(t *testing.T) {
 		t.Errorf("the table holds %d maps, more than its bound %d", len(s.maps), maxShared)
 	}
 }
+
+func TestShareMetaReusesThePreviousState(t *testing.T) {
+	var s mapShare
+	prev := pod("a", "u1", "1")
+	prev.Labels = map[string]string{"app": "web"}
+	next := pod("a", "u1", "2")
+	next.Labels = map[string]string{"app": "web"}
+	s.shareMeta(next, prev)
+	if !sameMap(next.Labels, prev.Labels) {
+		t.Error("equal labels of the previous state are not reused")
+	}
+	changed := pod("a", "u1", "3")
+	changed.Labels = map[string]string{"app": "api"}
+	s.shareMeta(changed, prev)
+	if sameMap(changed.Labels, prev.Labels) || changed.Labels["app"] != "api" {
+		t.Errorf("changed labels were replaced: %v", changed.Labels)
+	}
+}

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/kinformer/kinformer/internal/selfsigned"
 )
 
 // Options configure a Server. The zero value serves 10,000 pods in namespace "bench".
@@ -122,7 +124,7 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.TLS {
 		var err error
-		if s.cert, s.caPEM, err = selfSigned(); err != nil {
+		if s.cert, s.caPEM, err = selfsigned.New("kinformer-streamserver"); err != nil {
 			return nil, err
 		}
 	}

@@ -1,4 +1,6 @@
-package streamserver
+// Package selfsigned makes the loopback servers' certificates: the stream server's and
+// the chaos proxy's.
+package selfsigned
 
 import (
 	"crypto/ecdsa"
@@ -13,9 +15,10 @@ import (
 	"time"
 )
 
-// selfSigned makes a P-256 certificate for 127.0.0.1, ::1 and localhost that is its own
-// CA, so a client trusting its PEM (kubeconfig certificate-authority) verifies the server.
-func selfSigned() (tls.Certificate, []byte, error) {
+// New makes a P-256 certificate named name, for 127.0.0.1, ::1 and localhost, that is its
+// own CA, so a client trusting the returned PEM (a kubeconfig's certificate-authority)
+// verifies the server.
+func New(name string) (tls.Certificate, []byte, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return tls.Certificate{}, nil, err
@@ -27,7 +30,7 @@ func selfSigned() (tls.Certificate, []byte, error) {
 	now := time.Now()
 	tmpl := &x509.Certificate{
 		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: "kinformer-streamserver"},
+		Subject:               pkix.Name{CommonName: name},
 		NotBefore:             now.Add(-time.Hour),
 		NotAfter:              now.Add(7 * 24 * time.Hour),
 		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
