@@ -69,6 +69,10 @@ type FIFO[T object.Object] struct {
 	last    map[string]*Item[T] // newest pending single delta per key
 	closed  bool
 	popping sync.Mutex // one consumer at a time
+	// wakeCtx is the context whose end wakes a waiting Pop, and wakeStop unregisters
+	// that (see wakeOnDone); both guarded by popping.
+	wakeCtx  context.Context
+	wakeStop func() bool
 
 	synced    bool
 	populated bool // a Replace (or any delta) was ever queued
@@ -144,12 +148,7 @@ func (f *FIFO[T]) Resync() {
 func (f *FIFO[T]) Pop(ctx context.Context, process func(*Item[T]) error) error {
 	f.popping.Lock()
 	defer f.popping.Unlock()
-	stop := context.AfterFunc(ctx, func() {
-		f.mu.Lock()
-		f.cond.Broadcast()
-		f.mu.Unlock()
-	})
-	defer stop()
+	f.wakeOnDone(ctx)
 	f.mu.Lock()
 	for f.head == len(f.items) && !f.closed && ctx.Err() == nil {
 		f.cond.Wait()
@@ -182,6 +181,25 @@ func (f *FIFO[T]) Pop(ctx context.Context, process func(*Item[T]) error) error {
 		f.mu.Unlock()
 	}
 	return err
+}
+
+// wakeOnDone makes ctx's end wake a Pop waiting on it. A consumer pops with one context
+// for its whole life, so the registration is kept from one Pop to the next (one per
+// context, not one allocation per Pop) and replaced when another context comes. Called
+// with f.popping held.
+func (f *FIFO[T]) wakeOnDone(ctx context.Context) {
+	if ctx == f.wakeCtx {
+		return
+	}
+	if f.wakeStop != nil {
+		f.wakeStop()
+	}
+	f.wakeCtx = ctx
+	f.wakeStop = context.AfterFunc(ctx, func() {
+		f.mu.Lock()
+		f.cond.Broadcast()
+		f.mu.Unlock()
+	})
 }
 
 // HasSynced reports whether the initial population has been popped and processed.

@@ -26,7 +26,9 @@ type Options[T object.Object] struct {
 	Reflector reflector.Options
 	// Transform changes each object before it is stored. The default, StripManagedFields,
 	// drops metadata.managedFields, which no controller reads and which is often the
-	// largest part of an object. NoTransform keeps objects as received.
+	// largest part of an object; with it the reflector also asks for objects decoded
+	// without them (reflector.Options.DropManagedFields), so they are never built.
+	// NoTransform keeps objects as received.
 	Transform func(T) T
 	// Indexers are added before the informer starts (more can be added later).
 	Indexers map[string]indexer.IndexFunc[T]
@@ -99,6 +101,7 @@ type Informer[T object.Object] struct {
 func New[T object.Object](lw reflector.ListerWatcher[T], opts Options[T]) *Informer[T] {
 	if opts.Transform == nil {
 		opts.Transform = StripManagedFields[T]
+		opts.Reflector.DropManagedFields = true
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.Real{}

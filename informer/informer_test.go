@@ -316,19 +316,45 @@ func TestPerHandlerResync(t *testing.T) {
 	}
 }
 
+// The default transform strips managedFields, and has the reflector ask for objects
+// decoded without them; NoTransform keeps them and asks for nothing. Both the listed
+// object and the watched one are checked.
 func TestTransformStripsManagedFieldsByDefault(t *testing.T) {
-	e := newEnv(t, apisim.Options{})
-	p := &object.Pod{ObjectMeta: object.ObjectMeta{Name: "m"}}
-	p.ObjectMeta.Unknown.Set("managedFields", json.RawMessage(`[{"manager":"x"}]`))
-	if _, err := e.pods.Create(context.Background(), p); err != nil {
-		t.Fatal(err)
+	cases := []struct {
+		name      string
+		transform func(*object.Pod) *object.Pod
+		dropped   bool
+	}{
+		{"default", nil, true},
+		{"NoTransform", NoTransform[*object.Pod], false},
 	}
-	inf := New[*object.Pod](e.pods, Options[*object.Pod]{Reflector: fastReflector()})
-	run(t, inf)
-	testwait.Eventually(t, 10*time.Second, inf.HasSynced, "waiting for sync")
-	got, _ := inf.Lister().Get("ns/m")
-	if got.ObjectMeta.Unknown.Get("managedFields") != nil {
-		t.Error("managedFields kept")
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t, apisim.Options{})
+			create := func(name string) {
+				p := &object.Pod{ObjectMeta: object.ObjectMeta{Name: name}}
+				p.ObjectMeta.Unknown.Set("managedFields", json.RawMessage(`[{"manager":"x"}]`))
+				if _, err := e.pods.Create(context.Background(), p); err != nil {
+					t.Fatal(err)
+				}
+			}
+			create("listed")
+			counting := &countingWatcher{Resource: e.pods}
+			inf := New[*object.Pod](counting, Options[*object.Pod]{Reflector: fastReflector(), Transform: c.transform})
+			run(t, inf)
+			testwait.Eventually(t, 10*time.Second, inf.HasSynced, "waiting for sync")
+			create("watched")
+			testwait.Eventually(t, 10*time.Second, func() bool { _, ok := inf.Lister().Get("ns/watched"); return ok }, "waiting for the watched pod")
+			for _, key := range []string{"ns/listed", "ns/watched"} {
+				got, _ := inf.Lister().Get(key)
+				if kept := got.ObjectMeta.Unknown.Get("managedFields") != nil; kept == c.dropped {
+					t.Errorf("%s: managedFields kept = %v", key, kept)
+				}
+			}
+			if l, w := counting.dropList.Load(), counting.dropWatch.Load(); l != c.dropped || w != c.dropped {
+				t.Errorf("DropManagedFields asked of list %v, of watch %v; want %v", l, w, c.dropped)
+			}
+		})
 	}
 }
 
@@ -351,17 +377,20 @@ func TestShortWatchesBackOff(t *testing.T) {
 // idle deadline), like a proxy that drops every watch.
 type countingWatcher struct {
 	*listwatch.Resource[*object.Pod]
-	lists, watches atomic.Int32
-	closeAtOnce    bool
+	lists, watches      atomic.Int32
+	dropList, dropWatch atomic.Bool // the last call's DropManagedFields
+	closeAtOnce         bool
 }
 
 func (c *countingWatcher) List(ctx context.Context, opts listwatch.ListOptions) (*object.List[*object.Pod], error) {
 	c.lists.Add(1)
+	c.dropList.Store(opts.DropManagedFields)
 	return c.Resource.List(ctx, opts)
 }
 
 func (c *countingWatcher) Watch(ctx context.Context, opts listwatch.WatchOptions) (listwatch.Stream[*object.Pod], error) {
 	c.watches.Add(1)
+	c.dropWatch.Store(opts.DropManagedFields)
 	if c.closeAtOnce {
 		opts.TimeoutSeconds = 0
 		opts.IdleTimeout = time.Millisecond

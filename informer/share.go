@@ -1,10 +1,8 @@
 package informer
 
 import (
+	"hash/maphash"
 	"maps"
-	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/kinformer/kinformer/object"
 )
@@ -15,40 +13,36 @@ import (
 // (see object.Object); objects handed out anywhere else (a Get, a Create) are never
 // shared. The table is bounded: it starts over when it holds maxShared maps.
 type mapShare struct {
-	maps map[string]map[string]string
-	key  strings.Builder
-	keys []string
+	seed maphash.Seed
+	maps map[uint64]map[string]string // by the hash of their contents
 }
 
 const maxShared = 4096
 
-// share returns the shared map equal to m, recording m if there is none.
+// share returns the shared map equal to m, recording m if there is none. Maps are found
+// by a hash of their entries, summed so that the order of iteration makes no difference,
+// and confirmed equal: a collision leaves m unshared. Nothing is allocated but on insert.
 func (s *mapShare) share(m map[string]string) map[string]string {
 	if len(m) == 0 || len(m) > 16 {
 		return m
 	}
-	s.keys = s.keys[:0]
-	for k := range m {
-		s.keys = append(s.keys, k)
-	}
-	slices.Sort(s.keys)
-	s.key.Reset()
-	for _, k := range s.keys { // length-prefixed, so no two maps make one key
-		v := m[k]
-		s.key.WriteString(strconv.Itoa(len(k)))
-		s.key.WriteByte(':')
-		s.key.WriteString(k)
-		s.key.WriteString(strconv.Itoa(len(v)))
-		s.key.WriteByte(':')
-		s.key.WriteString(v)
-	}
-	if shared, ok := s.maps[s.key.String()]; ok {
-		return shared
-	}
 	if s.maps == nil || len(s.maps) >= maxShared {
-		s.maps = map[string]map[string]string{}
+		if s.maps == nil {
+			s.seed = maphash.MakeSeed()
+		}
+		s.maps = map[uint64]map[string]string{}
 	}
-	s.maps[s.key.String()] = m
+	var h uint64
+	for k, v := range m {
+		h += maphash.String(s.seed, k)*0x9e3779b97f4a7c15 ^ maphash.String(s.seed, v)
+	}
+	if shared, ok := s.maps[h]; ok {
+		if maps.Equal(shared, m) {
+			return shared
+		}
+		return m
+	}
+	s.maps[h] = m
 	return m
 }
 

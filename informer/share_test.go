@@ -16,10 +16,12 @@ func TestMapShare(t *testing.T) {
 	b := s.share(map[string]string{"pod-template-hash": "7d9f", "app": "web"})
 	c := s.share(map[string]string{"app": "web", "pod-template-hash": "other"})
 	d := s.share(map[string]string{"app": "3:web", "pod-template-hash": "4:7d9f"}) // no prefix tricks
+	e := s.share(map[string]string{"a": "x", "b": "y"})
+	f := s.share(map[string]string{"a": "y", "b": "x"}) // the same keys and values, paired otherwise
 	switch {
 	case !sameMap(a, b):
 		t.Error("equal maps are not shared")
-	case sameMap(a, c), sameMap(a, d):
+	case sameMap(a, c), sameMap(a, d), sameMap(e, f):
 		t.Error("different maps are shared")
 	}
 	if got := s.share(nil); got != nil {

@@ -155,7 +155,7 @@ func TestDecodeEvent(t *testing.T) {
 		{frame: `{"type":"ADDED","object":{"metadata":{"name":7}}}`, wantErr: isFrameError},
 	}
 	for _, tt := range tests {
-		ev, err := decodeEvent[*object.Pod]([]byte(tt.frame))
+		ev, err := decodeEvent[*object.Pod]([]byte(tt.frame), object.DecodeOptions{})
 		if tt.wantErr != nil {
 			if err == nil || !tt.wantErr(err) {
 				t.Errorf("%s: error = %v", tt.frame, err)
@@ -192,7 +192,7 @@ func FuzzWatchDecoder(f *testing.F) {
 			if len(frame) == 0 || frame[0] != '{' {
 				t.Fatalf("frame %q does not open an object", frame)
 			}
-			if _, err := decodeEvent[*object.Raw](frame); err == nil && !json.Valid(frame) {
+			if _, err := decodeEvent[*object.Raw](frame, object.DecodeOptions{}); err == nil && !json.Valid(frame) {
 				t.Fatalf("decoded an event from invalid JSON %q", frame)
 			}
 		}
@@ -205,7 +205,7 @@ func BenchmarkDecodeWatchEvent(b *testing.B) {
 	b.SetBytes(int64(len(frame)))
 	b.ReportAllocs()
 	for range b.N {
-		if _, err := decodeEvent[*object.Pod](frame); err != nil {
+		if _, err := decodeEvent[*object.Pod](frame, object.DecodeOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}

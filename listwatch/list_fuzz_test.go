@@ -41,7 +41,7 @@ func FuzzListDecoder(f *testing.F) {
 const tightBound = 256
 
 func checkListDecoder[T object.Object](t *testing.T, data []byte) {
-	got, err := decodeList[T](iotest.HalfReader(bytes.NewReader(data)), 0)
+	got, err := decodeList[T](iotest.HalfReader(bytes.NewReader(data)), 0, object.DecodeOptions{})
 	var want object.List[T]
 	wantErr := json.Unmarshal(data, &want)
 	switch {
@@ -62,7 +62,7 @@ func checkListDecoder[T object.Object](t *testing.T, data []byte) {
 	}
 
 	enc := encode(t, got)
-	again, err := decodeList[T](strings.NewReader(enc), 0)
+	again, err := decodeList[T](strings.NewReader(enc), 0, object.DecodeOptions{})
 	if err != nil {
 		t.Fatalf("re-encoded list %s does not decode: %v", enc, err)
 	}
@@ -70,7 +70,7 @@ func checkListDecoder[T object.Object](t *testing.T, data []byte) {
 		t.Fatalf("encode → decode changed the list:\n%s\n%s", enc, encode(t, again))
 	}
 
-	bounded, err := decodeList[T](bytes.NewReader(data), tightBound)
+	bounded, err := decodeList[T](bytes.NewReader(data), tightBound, object.DecodeOptions{})
 	switch {
 	case errors.Is(err, ErrFrameTooLarge):
 		if len(data) <= tightBound {
@@ -144,13 +144,13 @@ func TestListDecoderBoundsEachObject(t *testing.T) {
 		page.WriteString(fits)
 	}
 	page.WriteString("]}")
-	list, err := decodeList[*object.Raw](strings.NewReader(page.String()), bound)
+	list, err := decodeList[*object.Raw](strings.NewReader(page.String()), bound, object.DecodeOptions{})
 	if err != nil || len(list.Items) != 100 || list.ResourceVersion != "9" {
 		t.Fatalf("a %d-byte page of objects within the bound: %d items, rv %q, err %v", page.Len(), len(list.Items), list.ResourceVersion, err)
 	}
 
 	tooBig := `{"items":[` + fits + "," + item("big", bound) + `]}`
-	_, err = decodeList[*object.Raw](strings.NewReader(tooBig), bound)
+	_, err = decodeList[*object.Raw](strings.NewReader(tooBig), bound, object.DecodeOptions{})
 	if !errors.Is(err, ErrFrameTooLarge) {
 		t.Fatalf("error %v does not wrap ErrFrameTooLarge", err)
 	}
@@ -163,7 +163,7 @@ func TestListDecoderBoundsEachObject(t *testing.T) {
 	// A body that never ends inside one object fails once it passes the bound, instead
 	// of being read until memory runs out.
 	endless := io.MultiReader(strings.NewReader(`{"items":[{"data":"`), neverEnding('x'))
-	if _, err := decodeList[*object.Raw](endless, bound); !errors.Is(err, ErrFrameTooLarge) {
+	if _, err := decodeList[*object.Raw](endless, bound, object.DecodeOptions{}); !errors.Is(err, ErrFrameTooLarge) {
 		t.Fatalf("endless object: error %v does not wrap ErrFrameTooLarge", err)
 	}
 }

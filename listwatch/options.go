@@ -28,6 +28,10 @@ type ListOptions struct {
 	// larger one fails the list with an error wrapping ErrFrameTooLarge. The page itself
 	// is not bounded: it is read as it arrives and never held whole.
 	MaxFrameSize int
+	// DropManagedFields decodes every object without metadata.managedFields (see
+	// object.DecodeOptions): what informer.StripManagedFields would remove, never built.
+	// The server still sends it.
+	DropManagedFields bool
 }
 
 func (o ListOptions) query() url.Values {
@@ -72,6 +76,9 @@ type WatchOptions struct {
 	// MaxFrameSize bounds one event, in bytes (0: DefaultMaxFrameSize); a larger one
 	// ends the stream with a *FrameError wrapping ErrFrameTooLarge.
 	MaxFrameSize int
+	// DropManagedFields decodes every object without metadata.managedFields, as
+	// ListOptions.DropManagedFields does.
+	DropManagedFields bool
 	// Tracer, when set, is asked before each frame whether to follow it, and is handed
 	// each followed event once decoded, with its first three marks (see package trace).
 	// A streaming list's initial events are not followed. nil costs one check per frame.

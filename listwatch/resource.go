@@ -74,7 +74,7 @@ func (r *Resource[T]) List(ctx context.Context, opts ListOptions) (*object.List[
 	err := r.client.doStream(ctx, request{method: http.MethodGet, path: r.info.Path(r.namespace, "", ""), query: opts.query(), accept: r.accept(true)},
 		func(body io.Reader) error {
 			var err error
-			if list, err = decodeList[T](body, opts.MaxFrameSize); err != nil {
+			if list, err = decodeList[T](body, opts.MaxFrameSize, object.DecodeOptions{DropManagedFields: opts.DropManagedFields}); err != nil {
 				return fmt.Errorf("decoding %s list: %w", r.info.Resource, err)
 			}
 			return nil
@@ -116,12 +116,12 @@ func (c *Client) doStream(ctx context.Context, r request, read func(io.Reader) e
 // It accepts what json.Unmarshal into object.List[T] accepts, with the same result,
 // except for an item that is null, which no object can be made of (json.Unmarshal would
 // leave a nil pointer in Items for the cache to trip over).
-func decodeList[T any](body io.Reader, max int) (*object.List[T], error) {
+func decodeList[T any](body io.Reader, max int, decode object.DecodeOptions) (*object.List[T], error) {
 	if max <= 0 {
 		max = DefaultMaxFrameSize
 	}
 	in := &budgetReader{r: body}
-	d := &listDecoder{dec: json.NewDecoder(in), in: in, max: max}
+	d := &listDecoder{dec: json.NewDecoder(in), in: in, max: max, decode: decode}
 	list := &object.List[T]{}
 	switch tok, err := d.token("the list"); {
 	case err != nil:
@@ -221,7 +221,7 @@ func decodeItems[T any](d *listDecoder) ([]T, error) {
 			var v any
 			return nil, fmt.Errorf("item %d: %w", len(items), json.Unmarshal(frame, &v))
 		}
-		obj, err := object.DecodeValid[T](frame)
+		obj, err := object.DecodeValidWith[T](frame, d.decode)
 		if err != nil {
 			return nil, fmt.Errorf("item %d: %w", len(items), err)
 		}
@@ -243,8 +243,9 @@ type listDecoder struct {
 	dec     *json.Decoder
 	in      *budgetReader
 	max     int
-	scratch json.RawMessage // the current value; decoded objects never retain it
-	rest    io.Reader       // after the items array: what the frame reader left
+	decode  object.DecodeOptions // for each item
+	scratch json.RawMessage      // the current value; decoded objects never retain it
+	rest    io.Reader            // after the items array: what the frame reader left
 }
 
 // tail decodes what follows the items member (further members, the closing brace, white

@@ -82,10 +82,12 @@ type Watch[T any] struct {
 	// initialEvents: a streaming list's initial events are still to come. They are the
 	// list, which the reflector hands over whole, not events: none is followed.
 	initialEvents bool
+	decode        object.DecodeOptions // for each event's object
 }
 
 func newWatch[T any](ctx context.Context, src frameSource, opts WatchOptions) *Watch[T] {
-	w := &Watch[T]{ctx: ctx, src: src, idle: opts.IdleTimeout, maxFrame: opts.MaxFrameSize, tracer: opts.Tracer, initialEvents: opts.SendInitialEvents}
+	w := &Watch[T]{ctx: ctx, src: src, idle: opts.IdleTimeout, maxFrame: opts.MaxFrameSize, tracer: opts.Tracer, initialEvents: opts.SendInitialEvents,
+		decode: object.DecodeOptions{DropManagedFields: opts.DropManagedFields}}
 	if w.maxFrame <= 0 {
 		w.maxFrame = DefaultMaxFrameSize
 	}
@@ -146,7 +148,7 @@ func (w *Watch[T]) next() (Event[T], error) {
 	if w.timer != nil {
 		w.timer.Reset(w.idle)
 	}
-	ev, err := decodeEvent[T](frame)
+	ev, err := decodeEvent[T](frame, w.decode)
 	if fe, ok := err.(*FrameError); ok {
 		fe.Offset = at
 	}
@@ -192,7 +194,7 @@ func (w *Watch[T]) Close() {
 // the frame, which the decoder copies what it keeps from) to object.DecodeValid: one
 // validation pass and one decoding pass, where json.Unmarshal of an envelope with a
 // json.RawMessage makes three (validate, skip the object, copy it) before decoding.
-func decodeEvent[T any](frame []byte) (Event[T], error) {
+func decodeEvent[T any](frame []byte, decode object.DecodeOptions) (Event[T], error) {
 	if !jsonscan.Valid(frame) {
 		var v any
 		err := json.Unmarshal(frame, &v) // the slow path, only for its precise message
@@ -207,7 +209,7 @@ func decodeEvent[T any](frame []byte) (Event[T], error) {
 	}
 	switch t := EventType(typ); t {
 	case Added, Modified, Deleted, Bookmark:
-		obj, err := object.DecodeValid[T](obj)
+		obj, err := object.DecodeValidWith[T](obj, decode)
 		if err != nil {
 			return Event[T]{}, &FrameError{Reason: fmt.Sprintf("%s object does not decode", t), Err: err, Frame: head(frame)}
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -33,6 +34,13 @@ type fieldTable struct {
 	// members no field claims are dropped, after a case-insensitive match (as
 	// encoding/json does).
 	unknown int
+	// skip names a member dropped unread: managedFields, in the ObjectMeta table of a
+	// withoutManagedFields variant.
+	skip string
+	// withoutManagedFields is this table's variant for DecodeOptions.DropManagedFields,
+	// for the tables of objects (a "metadata" member decoded as ObjectMeta); nil for
+	// the others.
+	withoutManagedFields *fieldTable
 }
 
 type fieldInfo struct {
@@ -57,6 +65,7 @@ var (
 	tables = map[reflect.Type]*fieldTable{}
 
 	unknownType     = reflect.TypeFor[Unknown]()
+	objectMetaType  = reflect.TypeFor[ObjectMeta]()
 	timeType        = reflect.TypeFor[Time]()
 	rawMessageType  = reflect.TypeFor[json.RawMessage]()
 	stringMapType   = reflect.TypeFor[map[string]string]()
@@ -82,7 +91,30 @@ func tableFor(typ reflect.Type) *fieldTable {
 	t := &fieldTable{byName: map[string]*fieldInfo{}, unknown: -1}
 	tables[typ] = t // first: a field's type may lead back to this one
 	t.add(typ, typ, nil, 0)
+	t.withoutManagedFields = t.variantWithoutManagedFields(typ)
 	return t
+}
+
+// variantWithoutManagedFields returns a copy of an object's table whose metadata is
+// decoded by a copy of ObjectMeta's table that skips managedFields, or nil if t is not
+// an object's. Only the top-level metadata carries managedFields; the copies share
+// everything else with the originals.
+func (t *fieldTable) variantWithoutManagedFields(typ reflect.Type) *fieldTable {
+	meta := t.byName["metadata"]
+	if meta == nil || len(meta.index) != 1 || typ.Field(meta.index[0]).Type != objectMetaType {
+		return nil
+	}
+	metaTable := tables[objectMetaType]
+	m := *metaTable
+	m.skip = "managedFields"
+	m.withoutManagedFields = nil
+	v := *t
+	v.byName = maps.Clone(t.byName)
+	f := *meta
+	f.decode = m.decode
+	v.byName["metadata"] = &f
+	v.withoutManagedFields = nil
+	return &v
 }
 
 // hasTable reports whether values of typ are decoded by a fieldTable.
@@ -208,13 +240,18 @@ func (t *fieldTable) decode(data []byte, i int, p unsafe.Pointer) (int, error) {
 		if fi == nil && t.unknown < 0 {
 			fi = t.fold(key)
 		}
-		if fi != nil {
+		switch {
+		case t.skip != "" && string(key) == t.skip:
+			if i = skipValue(data, i); i < 0 {
+				return -1, fmt.Errorf("malformed value of %q", key)
+			}
+		case fi != nil:
 			end, err := fi.decode(data, i, unsafe.Add(p, fi.offset))
 			if err != nil {
 				return -1, fmt.Errorf("decoding %q: %w", key, err)
 			}
 			i = end
-		} else {
+		default:
 			var end int
 			if t.unknown >= 0 {
 				end = unknown.addValue(key, data, i)

@@ -86,18 +86,16 @@ func (u *Unknown) Set(name string, value json.RawMessage) {
 
 // Delete removes the member name, if there is one.
 func (u *Unknown) Delete(name string) {
+	if u.Get(name) == nil {
+		return // the common case for a transform: nothing to build, nothing allocated
+	}
 	var b unknownBuilder
-	found := false
 	for m := range u.members() {
-		if m.is(name) {
-			found = true
-			continue
+		if !m.is(name) {
+			b.addMember(m)
 		}
-		b.addMember(m)
 	}
-	if found {
-		u.b = b.build()
-	}
+	u.b = b.build()
 }
 
 // Equal reports whether u and v hold the same members with the same values, as JSON:

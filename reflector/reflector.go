@@ -96,6 +96,10 @@ type Options struct {
 	// listwatch.ErrFrameTooLarge in Status, and the reflector relists (the event is lost,
 	// a resumed watch would meet it again) until the object fits.
 	MaxFrameSize int
+	// DropManagedFields asks the ListerWatcher to decode objects without
+	// metadata.managedFields (listwatch.ListOptions.DropManagedFields). An informer sets
+	// it when its transform would strip them anyway.
+	DropManagedFields bool
 }
 
 // State is where the reflector's loop is.

@@ -99,6 +99,9 @@ func (r *Report) targets() []target {
 		{What: "kinformer p99 watch→handler at 5k events/s", Want: 1000, Got: r.median("latency-5k", Kinformer, mP99), Unit: " µs", Scenario: "latency-5k"},
 		{What: "kinformer heap per cached object, metadata only", Want: 1000, Got: r.median("sync-10k-pods-metadata", Kinformer, mHeapObj), Unit: " B", Scenario: "sync-10k-pods-metadata"},
 	}
+	if floor := r.median("latency-5k", Floor, mP99); !math.IsNaN(floor) {
+		ts[4].What += fmt.Sprintf(" (the read+frame floor's p99 here: %s µs)", fmtNum(floor))
+	}
 	tok := r.ceiling("tokenize")
 	frac := math.NaN()
 	if tok.N > 0 {
@@ -245,7 +248,7 @@ func (r *Report) charts() map[string]string {
 	for _, id := range []string{"latency-1k", "latency-5k", "latency-20k"} {
 		for _, m := range []Metric{mP50, mP99, mP999} {
 			var bars []bar
-			for _, e := range []string{Kinformer, ClientGo} {
+			for _, e := range []string{Kinformer, ClientGo, Floor} {
 				if v := r.median(id, e, m); !math.IsNaN(v) {
 					bars = append(bars, bar{e, v, engineColor(e)})
 				}

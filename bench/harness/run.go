@@ -28,6 +28,10 @@ type CeilingResult struct {
 	Seconds      float64 `json:"seconds"`
 	EventsPerSec float64 `json:"events_per_sec"`
 	MBPerSec     float64 `json:"mb_per_sec"`
+	// With -latency (the Floor rows of the latency scenarios), in µs.
+	LatencyP50US  float64 `json:"latency_p50_us"`
+	LatencyP99US  float64 `json:"latency_p99_us"`
+	LatencyP999US float64 `json:"latency_p999_us"`
 }
 
 // Report is what a harness run measured.
@@ -119,6 +123,9 @@ func (r *Runner) once(ctx context.Context, sc Scenario, engine, kubeconfig strin
 	} else {
 		args = append(args, "-kubeconfig", kubeconfig)
 	}
+	if engine == Floor {
+		return r.floor(ctx, args)
+	}
 	bin := r.Bins.Kinformer
 	switch engine {
 	case ClientGo:
@@ -135,6 +142,35 @@ func (r *Runner) once(ctx context.Context, sc Scenario, engine, kubeconfig strin
 	var res measure.Result
 	err := runJSON(ctx, timeout+30*time.Second, &res, bin, args...)
 	return res, err
+}
+
+// floor measures the latency floor (see Floor) with the runner's args: the server's
+// -server and the scenario's -events.
+func (r *Runner) floor(ctx context.Context, args []string) (measure.Result, error) {
+	res := measure.Result{Engine: Floor, Scenario: KindLatency}
+	server, events := flagValue(args, "-server"), flagValue(args, "-events")
+	lines, err := runLines(ctx, 2*time.Minute, r.Bins.StreamServer, "ceiling", "-url", server, "-events", events, "-modes", "frame", "-latency")
+	if err != nil {
+		return res, err
+	}
+	var c CeilingResult
+	if len(lines) != 1 {
+		return res, fmt.Errorf("the ceiling client printed %d lines, want 1", len(lines))
+	}
+	if err := json.Unmarshal([]byte(lines[0]), &c); err != nil {
+		return res, err
+	}
+	res.Events, res.EventsPerSec = c.Events, c.EventsPerSec
+	res.LatencyP50US, res.LatencyP99US, res.LatencyP999US = c.LatencyP50US, c.LatencyP99US, c.LatencyP999US
+	return res, nil
+}
+
+// flagValue returns the value after name in args, "" if there is none.
+func flagValue(args []string, name string) string {
+	if i := slices.Index(args, name); i >= 0 && i+1 < len(args) {
+		return args[i+1]
+	}
+	return ""
 }
 
 func (r *Runner) ceiling(ctx context.Context, runs int, sc Scenario, rep *Report) {

@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+
+	"github.com/kinformer/kinformer/bench/measure"
 )
 
 // CeilingOptions say what the ceiling client reads.
@@ -22,6 +24,10 @@ type CeilingOptions struct {
 	Limit     int    // list page size (default 500; negative: the whole list in one page)
 	// MetadataOnly asks for PartialObjectMetadata.
 	MetadataOnly bool
+	// Latency, in mode "frame", also times each event from the send time the server
+	// stamped on it to the read that completed its frame: the latency floor of any
+	// client on this machine at the server's -rate, with nothing decoded.
+	Latency bool
 	// Client does the requests (default: a transport without compression).
 	Client *http.Client
 }
@@ -55,6 +61,10 @@ type CeilingResult struct {
 	EventsPerSec  float64 `json:"events_per_sec,omitempty"`
 	ObjectsPerSec float64 `json:"objects_per_sec,omitempty"`
 	MBPerSec      float64 `json:"mb_per_sec"` // 10^6 bytes
+	// With Latency: the stamped events' percentiles, in µs.
+	LatencyP50US  float64 `json:"latency_p50_us,omitempty"`
+	LatencyP99US  float64 `json:"latency_p99_us,omitempty"`
+	LatencyP999US float64 `json:"latency_p999_us,omitempty"`
 }
 
 func (r *CeilingResult) finish(elapsed time.Duration) {
@@ -120,16 +130,23 @@ func CeilingWatch(ctx context.Context, o CeilingOptions, mode string) (CeilingRe
 	switch mode {
 	case "frame":
 		buf := make([]byte, 1<<20)
+		var lat *latencies
+		if o.Latency {
+			lat = newLatencies(o.Events)
+		}
 	read:
 		for {
 			n, err := resp.Body.Read(buf)
 			data := buf[:n]
+			lat.read()
 			for len(data) > 0 {
 				i := bytes.IndexByte(data, '\n')
 				if i < 0 {
+					lat.rest(data)
 					res.Bytes += int64(len(data))
 					break
 				}
+				lat.frameEnd(data[:i])
 				res.Events++
 				res.Bytes += int64(i + 1)
 				data = data[i+1:]
@@ -140,6 +157,13 @@ func CeilingWatch(ctx context.Context, o CeilingOptions, mode string) (CeilingRe
 			if err != nil {
 				return res, fmt.Errorf("after %d events: %w", res.Events, err)
 			}
+		}
+		if lat != nil {
+			if len(lat.samples) == 0 {
+				return res, fmt.Errorf("no event carried the %s annotation (is the server's -rate set?)", measure.SentAnnotation)
+			}
+			p := measure.Percentiles(lat.samples, 0.50, 0.99, 0.999)
+			res.LatencyP50US, res.LatencyP99US, res.LatencyP999US = float64(p[0])/1e3, float64(p[1])/1e3, float64(p[2])/1e3
 		}
 	case "tokenize":
 		dec := json.NewDecoder(resp.Body)
@@ -155,6 +179,52 @@ func CeilingWatch(ctx context.Context, o CeilingOptions, mode string) (CeilingRe
 	}
 	res.finish(time.Since(start))
 	return res, nil
+}
+
+// latencies collects the floor's samples. Its methods do nothing on a nil receiver.
+type latencies struct {
+	samples []int64 // ns
+	now     int64   // when the last read returned
+	partial []byte  // the start of a frame an earlier read brought
+	key     []byte  // the stamp annotation's member name, as it appears in a frame
+}
+
+func newLatencies(events int) *latencies {
+	return &latencies{samples: make([]int64, 0, events), key: []byte(`"` + measure.SentAnnotation + `":"`)}
+}
+
+// read notes that a read returned now.
+func (l *latencies) read() {
+	if l != nil {
+		l.now = time.Now().UnixNano()
+	}
+}
+
+// rest keeps the start of a frame that a later read completes.
+func (l *latencies) rest(data []byte) {
+	if l != nil {
+		l.partial = append(l.partial, data...)
+	}
+}
+
+// frameEnd takes the sample of the frame whose last part (up to its newline) is tail.
+func (l *latencies) frameEnd(tail []byte) {
+	if l == nil {
+		return
+	}
+	frame := tail
+	if len(l.partial) > 0 {
+		frame = append(l.partial, tail...)
+		l.partial = l.partial[:0]
+	}
+	i := bytes.Index(frame, l.key)
+	if i < 0 || len(frame) < i+len(l.key)+19 {
+		return
+	}
+	sent, err := strconv.ParseInt(string(frame[i+len(l.key):i+len(l.key)+19]), 10, 64)
+	if err == nil && sent > 0 {
+		l.samples = append(l.samples, l.now-sent)
+	}
 }
 
 func (o *CeilingOptions) listRV(ctx context.Context) (string, error) {

@@ -15,6 +15,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kinformer/kinformer/bench/measure"
 )
 
 func start(t testing.TB, o Options) (*Server, string) {
@@ -468,5 +472,38 @@ func TestCeiling(t *testing.T) {
 			t.Fatalf("list-%s: %v %+v", mode, err, l)
 		}
 		t.Logf("%+v\n%+v", r, l)
+	}
+}
+
+func TestCeilingLatency(t *testing.T) {
+	_, u := start(t, Options{Objects: 50, WatchEvents: 300, Rate: 3000})
+	r, err := CeilingWatch(context.Background(), CeilingOptions{URL: u, Events: 300, Latency: true}, "frame")
+	if err != nil || r.Events != 300 {
+		t.Fatalf("%v %+v", err, r)
+	}
+	if r.LatencyP50US <= 0 || r.LatencyP50US > r.LatencyP99US || r.LatencyP99US > r.LatencyP999US || r.LatencyP999US > 1e6 {
+		t.Errorf("implausible percentiles: %+v", r)
+	}
+}
+
+// A frame split over reads is timed from the read that completes it, and its stamp is
+// found across the split.
+func TestLatenciesAcrossReads(t *testing.T) {
+	l := newLatencies(4)
+	frame := []byte(`{"type":"MODIFIED","object":{"metadata":{"annotations":{"` + measure.SentAnnotation + `":"0000000000000001000"}}}}`)
+	chunks := [][]byte{frame[:20], frame[20:70], append(frame[70:len(frame):len(frame)], '\n')}
+	for i, c := range chunks {
+		l.now = int64(5000 + i)
+		if j := bytes.IndexByte(c, '\n'); j >= 0 {
+			l.frameEnd(c[:j])
+		} else {
+			l.rest(c)
+		}
+	}
+	if diff := cmp.Diff([]int64{5002 - 1000}, l.samples); diff != "" {
+		t.Errorf("samples (-want +got):\n%s", diff)
+	}
+	if len(l.partial) != 0 {
+		t.Errorf("partial frame left: %q", l.partial)
 	}
 }

@@ -122,6 +122,7 @@ func ceiling(args []string) error {
 	fs.IntVar(&o.Events, "events", 100000, "watch events to read per mode (the server's -watch-events must be 0 or at least this)")
 	fs.IntVar(&o.Limit, "limit", 500, "list page size (-1: one page)")
 	fs.BoolVar(&o.MetadataOnly, "metadata-only", false, "ask for PartialObjectMetadata")
+	fs.BoolVar(&o.Latency, "latency", false, "in mode frame, also time each stamped event from its send time (the server's -rate must be set)")
 	modes := fs.String("modes", "frame,tokenize", "watch measurements, in order")
 	list := fs.Bool("list", false, "also time reading the whole paginated list (list-frame, list-tokenize)")
 	ca := fs.String("ca", "", "PEM file of the certificate to trust (for https)")

@@ -1,0 +1,42 @@
+package listwatch
+
+import (
+	"context"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/kinformer/kinformer/object"
+)
+
+const podWithManagedFields = `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","namespace":"n","resourceVersion":"7",` +
+	`"managedFields":[{"manager":"kubelet","operation":"Update","fieldsV1":{"f:status":{}}}],"selfLink":"/p"},"spec":{},"status":{}}`
+
+// Watch and list decode alike: with DropManagedFields the objects lack managedFields and
+// keep the other unknown members; without it they keep both.
+func TestDropManagedFields(t *testing.T) {
+	for _, drop := range []bool{false, true} {
+		watch := NewWatchFromReader[*object.Pod](context.Background(),
+			io.NopCloser(strings.NewReader(`{"type":"MODIFIED","object":`+podWithManagedFields+"}\n")),
+			WatchOptions{DropManagedFields: drop})
+		ev, err := watch.Next()
+		watch.Close()
+		if err != nil {
+			t.Fatalf("drop=%v: watch: %v", drop, err)
+		}
+		list, err := decodeList[*object.Pod](strings.NewReader(`{"kind":"PodList","metadata":{"resourceVersion":"7"},"items":[`+podWithManagedFields+`]}`),
+			0, object.DecodeOptions{DropManagedFields: drop})
+		if err != nil {
+			t.Fatalf("drop=%v: list: %v", drop, err)
+		}
+		for how, obj := range map[string]*object.Pod{"watched": ev.Object, "listed": list.Items[0]} {
+			u := obj.Meta().Unknown
+			if got := u.Get("managedFields") != nil; got == drop {
+				t.Errorf("drop=%v: %s pod has managedFields: %v", drop, how, got)
+			}
+			if string(u.Get("selfLink")) != `"/p"` || obj.Name != "p" {
+				t.Errorf("drop=%v: %s pod lost other members: %+v", drop, how, obj.ObjectMeta)
+			}
+		}
+	}
+}

@@ -1,0 +1,97 @@
+package object
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// decodedWithout decodes in into a T with DropManagedFields, and into a T without it from
+// which managedFields is then deleted: both documents, encoded again, must be the same.
+func decodedWithout[T interface {
+	comparable
+	Object
+}](t *testing.T, in string) (dropped, deleted map[string]any) {
+	t.Helper()
+	a, err := DecodeValidWith[T]([]byte(in), DecodeOptions{DropManagedFields: true})
+	if err != nil {
+		t.Fatalf("DecodeValidWith: %v", err)
+	}
+	b, err := DecodeValid[T]([]byte(in))
+	if err != nil {
+		t.Fatalf("DecodeValid: %v", err)
+	}
+	if b.Meta().Unknown.Get("managedFields") == nil {
+		t.Fatalf("DecodeValid lost managedFields")
+	}
+	b.Meta().Unknown.Delete("managedFields")
+	return generic(t, a), generic(t, b)
+}
+
+func generic(t *testing.T, v any) map[string]any {
+	t.Helper()
+	out, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(out, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestDecodeDropManagedFields(t *testing.T) {
+	const pod = `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","namespace":"n",
+	  "managedFields":[{"manager":"kubelet","fieldsV1":{"f:status":{}}}],"selfLink":"/x","futureMeta":[1]},
+	  "spec":{"nodeName":"a","volumes":[]},"status":{"phase":"Running"}}`
+	const raw = `{"kind":"ConfigMap","apiVersion":"v1","metadata":{"managedFields":[],"name":"c"},"data":{"k":"v"}}`
+	// managedFields last, and a later member named like it in another struct: only the
+	// top-level metadata's goes.
+	const rs = `{"kind":"ReplicaSet","metadata":{"name":"r","managedFields":{"odd":"shape"}},
+	  "spec":{"replicas":1,"template":{"metadata":{"labels":{"a":"b"},"managedFields":[2]}}},
+	  "status":{"replicas":1}}`
+	cases := []struct {
+		name string
+		run  func(t *testing.T) (dropped, deleted map[string]any)
+	}{
+		{"pod", func(t *testing.T) (map[string]any, map[string]any) { return decodedWithout[*Pod](t, pod) }},
+		{"raw", func(t *testing.T) (map[string]any, map[string]any) { return decodedWithout[*Raw](t, raw) }},
+		{"deployment", func(t *testing.T) (map[string]any, map[string]any) {
+			return decodedWithout[*Deployment](t, deploymentJSON)
+		}},
+		{"replicaset", func(t *testing.T) (map[string]any, map[string]any) { return decodedWithout[*ReplicaSet](t, rs) }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dropped, deleted := c.run(t)
+			if d := cmp.Diff(deleted, dropped); d != "" {
+				t.Errorf("dropping while decoding differs from deleting after (-deleted +dropped):\n%s", d)
+			}
+			if _, ok := dropped["metadata"].(map[string]any)["managedFields"]; ok {
+				t.Errorf("managedFields kept: %v", dropped["metadata"])
+			}
+		})
+	}
+}
+
+// A type without a table of its own goes through encoding/json; the option still holds.
+func TestDecodeDropManagedFieldsFallback(t *testing.T) {
+	got, err := DecodeValidWith[*wrapped]([]byte(`{"metadata":{"name":"w","managedFields":[1],"x":2},"data":{"a":"b"}}`),
+		DecodeOptions{DropManagedFields: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Metadata.Unknown.Get("managedFields") != nil || string(got.Metadata.Unknown.Get("x")) != "2" || got.Data["a"] != "b" {
+		t.Errorf("got %+v", got)
+	}
+}
+
+// wrapped is an object type of another package's kind: no table, its metadata a field.
+type wrapped struct {
+	Metadata ObjectMeta        `json:"metadata"`
+	Data     map[string]string `json:"data"`
+}
+
+func (w *wrapped) Meta() *ObjectMeta { return &w.Metadata }
