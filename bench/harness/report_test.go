@@ -57,3 +57,36 @@ func TestReportSaysTargetsAndSpreads(t *testing.T) {
 		t.Errorf("events chart lacks kinformer's median:\n%s", rep.charts()["events.svg"])
 	}
 }
+
+// The hand-written analysis is quoted when a target is missed, and only then; the floor
+// has a column of its own and no allocation figures.
+func TestReportQuotesTheAnalysisOfMisses(t *testing.T) {
+	plan := Short()
+	var lat Scenario
+	for _, sc := range plan.Scenarios {
+		if sc.ID == "latency-5k" {
+			lat = sc
+		}
+	}
+	for _, p99 := range []float64{900, 1200} {
+		rep := &Report{Plan: plan, Analysis: "GC stalls the pipeline.\n"}
+		rep.Outcomes = []*Outcome{
+			{Scenario: lat, Engine: Kinformer, Results: []measure.Result{{LatencyP99US: p99, BytesAllocPerEvent: 3000}}},
+			{Scenario: lat, Engine: Floor, Results: []measure.Result{{Engine: Floor, LatencyP99US: 140}}},
+		}
+		md := rep.Markdown()
+		quoted := strings.Contains(md, "GC stalls the pipeline.")
+		if missed := p99 > 1000; quoted != missed {
+			t.Errorf("p99 %v µs: analysis quoted = %v", p99, quoted)
+		}
+		for _, want := range []string{
+			"| | kinformer | client-go | read+frame | kinformer ÷ client-go |",
+			"| bytes allocated per event (B) | 3k (3k–3k) | – | – |",
+			"(the read+frame floor's p99 here: 140 µs)",
+		} {
+			if !strings.Contains(md, want) {
+				t.Errorf("report lacks %q:\n%s", want, md)
+			}
+		}
+	}
+}

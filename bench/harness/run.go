@@ -41,6 +41,10 @@ type Report struct {
 	Took     time.Duration
 	Outcomes []*Outcome
 	Ceilings map[string][]CeilingResult // by mode: frame, tokenize
+	// Analysis is a hand-written account of why targets are missed (what the profiles
+	// show), printed after the targets when one is missed. It is written for the runs
+	// it names: a later run that misses differently needs it rewritten.
+	Analysis string
 }
 
 // Runner runs a plan.

@@ -47,14 +47,26 @@ var (
 	mRate     = Metric{"events/s", "", true, func(r measure.Result) float64 { return r.EventsPerSec }}
 	mCPU      = Metric{"CPU seconds per 1k events", "s", false, func(r measure.Result) float64 { return r.CPUSecondsPerKEvent }}
 	mAllocs   = Metric{"allocations per event", "", false, func(r measure.Result) float64 { return r.AllocsPerEvent }}
-	mAllocB   = Metric{"bytes allocated per event", "B", false, func(r measure.Result) float64 { return r.BytesAllocPerEvent }}
+	mAllocB   = Metric{"bytes allocated per event", "B", false, engineOnly(func(r measure.Result) float64 { return r.BytesAllocPerEvent })}
 	mP50      = Metric{"latency p50", "µs", false, func(r measure.Result) float64 { return r.LatencyP50US }}
 	mP99      = Metric{"latency p99", "µs", false, func(r measure.Result) float64 { return r.LatencyP99US }}
 	mP999     = Metric{"latency p99.9", "µs", false, func(r measure.Result) float64 { return r.LatencyP999US }}
+	mGC       = Metric{"GC cycles in the window", "", false, engineOnly(func(r measure.Result) float64 { return float64(r.GCCycles) })}
 	metricsOf = map[string][]Metric{
 		KindSync:    {mSync, mHeapObj, mRSS},
-		KindWatch:   {mRate, mCPU, mAllocs, mAllocB},
-		KindLatency: {mP50, mP99, mP999, mRate},
+		KindWatch:   {mRate, mCPU, mAllocs, mAllocB, mGC},
+		KindLatency: {mP50, mP99, mP999, mRate, mAllocB, mGC},
 		KindFanout:  {mRate, mP99, mAllocs},
 	}
 )
+
+// engineOnly is get for the engines' results, and no figure (NaN) for the Floor's, whose
+// reader measures latency only.
+func engineOnly(get func(measure.Result) float64) func(measure.Result) float64 {
+	return func(r measure.Result) float64 {
+		if r.Engine == Floor {
+			return math.NaN()
+		}
+		return get(r)
+	}
+}

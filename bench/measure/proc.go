@@ -69,6 +69,7 @@ type Usage struct {
 	CPU     time.Duration // user + system time of the whole process (getrusage RUSAGE_SELF)
 	Mallocs uint64        // MemStats.Mallocs: heap objects allocated
 	Bytes   uint64        // MemStats.TotalAlloc: heap bytes allocated
+	GCs     uint32        // MemStats.NumGC: garbage collections completed
 }
 
 // TakeUsage reads the clock, then the CPU time, then the allocation counters (the last
@@ -77,6 +78,6 @@ func TakeUsage() Usage {
 	u := Usage{At: time.Now(), CPU: CPUTime()}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	u.Mallocs, u.Bytes = ms.Mallocs, ms.TotalAlloc
+	u.Mallocs, u.Bytes, u.GCs = ms.Mallocs, ms.TotalAlloc, ms.NumGC
 	return u
 }

@@ -35,6 +35,7 @@ type Result struct {
 	CPUSecondsPerKEvent float64 `json:"cpu_seconds_per_kevent"`
 	AllocsPerEvent      float64 `json:"allocs_per_event"`
 	BytesAllocPerEvent  float64 `json:"bytes_alloc_per_event"`
+	GCCycles            int64   `json:"gc_cycles"` // garbage collections completed in the window
 	LatencyP50US        float64 `json:"latency_p50_us"`
 	LatencyP99US        float64 `json:"latency_p99_us"`
 	LatencyP999US       float64 `json:"latency_p999_us"`

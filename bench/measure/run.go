@@ -289,6 +289,7 @@ func (w *window) report(res *Result) {
 	res.CPUSecondsPerKEvent = cpu / (events / 1000)
 	res.AllocsPerEvent = float64(w.last.Mallocs-w.first.Mallocs) / events
 	res.BytesAllocPerEvent = float64(w.last.Bytes-w.first.Bytes) / events
+	res.GCCycles = int64(w.last.GCs - w.first.GCs)
 	res.SlowHandlerEvents = w.slowSeen
 	if !w.latency {
 		return

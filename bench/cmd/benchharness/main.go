@@ -6,8 +6,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -23,14 +25,15 @@ func main() {
 	runs := flag.Int("runs", 0, "runs per engine and scenario (0: the plan's, 3)")
 	only := flag.String("only", "", "comma-separated scenario IDs to run (default: all of the plan)")
 	out := flag.String("out", "bench/results", "directory for latest.md and the charts")
+	analysis := flag.String("analysis", "bench/results/analysis.md", "hand-written account of the missed targets, quoted in latest.md when a target is missed (skipped if absent)")
 	flag.Parse()
-	if err := run(*plan, *runs, *only, *out); err != nil {
+	if err := run(*plan, *runs, *only, *out, *analysis); err != nil {
 		fmt.Fprintln(os.Stderr, "benchharness:", err)
 		os.Exit(1)
 	}
 }
 
-func run(planName string, runs int, only, out string) error {
+func run(planName string, runs int, only, out, analysis string) error {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	var p harness.Plan
@@ -64,6 +67,12 @@ func run(planName string, runs int, only, out string) error {
 	}
 	r := &harness.Runner{Bins: bins, Tmp: tmp, Log: os.Stderr, Real: harness.RealCluster}
 	rep := r.Run(ctx, p)
+	switch text, err := os.ReadFile(analysis); {
+	case err == nil:
+		rep.Analysis = string(text)
+	case !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
 	if err := rep.Write(out); err != nil {
 		return err
 	}
