@@ -27,8 +27,10 @@ type Options[T object.Object] struct {
 	// Transform changes each object before it is stored. The default, StripManagedFields,
 	// drops metadata.managedFields, which no controller reads and which is often the
 	// largest part of an object; with it the reflector also asks for objects decoded
-	// without them (reflector.Options.DropManagedFields), so they are never built.
-	// NoTransform keeps objects as received.
+	// without them (reflector.Options.DropManagedFields), so they are never built, and
+	// with labels and annotations in maps shared between objects (ShareMaps: the cache's
+	// objects are read-only, and this transform leaves the maps alone). A transform of
+	// your own gets objects of their own. NoTransform keeps objects as received.
 	Transform func(T) T
 	// Indexers are added before the informer starts (more can be added later).
 	Indexers map[string]indexer.IndexFunc[T]
@@ -102,6 +104,7 @@ func New[T object.Object](lw reflector.ListerWatcher[T], opts Options[T]) *Infor
 	if opts.Transform == nil {
 		opts.Transform = StripManagedFields[T]
 		opts.Reflector.DropManagedFields = true
+		opts.Reflector.ShareMaps = true
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.Real{}

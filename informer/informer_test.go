@@ -317,8 +317,8 @@ func TestPerHandlerResync(t *testing.T) {
 }
 
 // The default transform strips managedFields, and has the reflector ask for objects
-// decoded without them; NoTransform keeps them and asks for nothing. Both the listed
-// object and the watched one are checked.
+// decoded without them and with shared maps; NoTransform keeps them and asks for
+// nothing. Both the listed object and the watched one are checked.
 func TestTransformStripsManagedFieldsByDefault(t *testing.T) {
 	cases := []struct {
 		name      string
@@ -354,6 +354,9 @@ func TestTransformStripsManagedFieldsByDefault(t *testing.T) {
 			if l, w := counting.dropList.Load(), counting.dropWatch.Load(); l != c.dropped || w != c.dropped {
 				t.Errorf("DropManagedFields asked of list %v, of watch %v; want %v", l, w, c.dropped)
 			}
+			if l, w := counting.shareList.Load(), counting.shareWatch.Load(); l != c.dropped || w != c.dropped {
+				t.Errorf("ShareMaps asked of list %v, of watch %v; want %v", l, w, c.dropped)
+			}
 		})
 	}
 }
@@ -377,20 +380,23 @@ func TestShortWatchesBackOff(t *testing.T) {
 // idle deadline), like a proxy that drops every watch.
 type countingWatcher struct {
 	*listwatch.Resource[*object.Pod]
-	lists, watches      atomic.Int32
-	dropList, dropWatch atomic.Bool // the last call's DropManagedFields
-	closeAtOnce         bool
+	lists, watches        atomic.Int32
+	dropList, dropWatch   atomic.Bool // the last call's DropManagedFields
+	shareList, shareWatch atomic.Bool // and ShareMaps
+	closeAtOnce           bool
 }
 
 func (c *countingWatcher) List(ctx context.Context, opts listwatch.ListOptions) (*object.List[*object.Pod], error) {
 	c.lists.Add(1)
 	c.dropList.Store(opts.DropManagedFields)
+	c.shareList.Store(opts.ShareMaps)
 	return c.Resource.List(ctx, opts)
 }
 
 func (c *countingWatcher) Watch(ctx context.Context, opts listwatch.WatchOptions) (listwatch.Stream[*object.Pod], error) {
 	c.watches.Add(1)
 	c.dropWatch.Store(opts.DropManagedFields)
+	c.shareWatch.Store(opts.ShareMaps)
 	if c.closeAtOnce {
 		opts.TimeoutSeconds = 0
 		opts.IdleTimeout = time.Millisecond

@@ -3,6 +3,7 @@ package listwatch
 import (
 	"context"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -37,6 +38,27 @@ func TestDropManagedFields(t *testing.T) {
 			if string(u.Get("selfLink")) != `"/p"` || obj.Name != "p" {
 				t.Errorf("drop=%v: %s pod lost other members: %+v", drop, how, obj.ObjectMeta)
 			}
+		}
+	}
+}
+
+// With ShareMaps, two watched objects with the same labels hold one map; without, two.
+func TestShareMaps(t *testing.T) {
+	frame := func(name string) string {
+		return `{"type":"MODIFIED","object":{"kind":"Pod","metadata":{"name":"` + name + `","labels":{"app":"web","tier":"front"}}}}` + "\n"
+	}
+	for _, share := range []bool{false, true} {
+		watch := NewWatchFromReader[*object.Pod](context.Background(), io.NopCloser(strings.NewReader(frame("a")+frame("b"))),
+			WatchOptions{ShareMaps: share})
+		a, errA := watch.Next()
+		b, errB := watch.Next()
+		watch.Close()
+		if errA != nil || errB != nil {
+			t.Fatalf("share=%v: %v, %v", share, errA, errB)
+		}
+		same := reflect.ValueOf(a.Object.Labels).UnsafePointer() == reflect.ValueOf(b.Object.Labels).UnsafePointer()
+		if same != share || b.Object.Labels["tier"] != "front" {
+			t.Errorf("share=%v: one map = %v, labels %v", share, same, b.Object.Labels)
 		}
 	}
 }

@@ -32,6 +32,10 @@ type ListOptions struct {
 	// object.DecodeOptions): what informer.StripManagedFields would remove, never built.
 	// The server still sends it.
 	DropManagedFields bool
+	// ShareMaps decodes labels and annotations into maps shared with other objects
+	// decoded so (see object.DecodeOptions): for objects that stay read-only, as in an
+	// informer's cache.
+	ShareMaps bool
 }
 
 func (o ListOptions) query() url.Values {
@@ -76,9 +80,9 @@ type WatchOptions struct {
 	// MaxFrameSize bounds one event, in bytes (0: DefaultMaxFrameSize); a larger one
 	// ends the stream with a *FrameError wrapping ErrFrameTooLarge.
 	MaxFrameSize int
-	// DropManagedFields decodes every object without metadata.managedFields, as
-	// ListOptions.DropManagedFields does.
+	// DropManagedFields and ShareMaps decode every object as ListOptions' do.
 	DropManagedFields bool
+	ShareMaps         bool
 	// Tracer, when set, is asked before each frame whether to follow it, and is handed
 	// each followed event once decoded, with its first three marks (see package trace).
 	// A streaming list's initial events are not followed. nil costs one check per frame.

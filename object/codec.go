@@ -37,10 +37,10 @@ type fieldTable struct {
 	// skip names a member dropped unread: managedFields, in the ObjectMeta table of a
 	// withoutManagedFields variant.
 	skip string
-	// withoutManagedFields is this table's variant for DecodeOptions.DropManagedFields,
+	// variants are this table's copies for each set of DecodeOptions but the zero one,
 	// for the tables of objects (a "metadata" member decoded as ObjectMeta); nil for
 	// the others.
-	withoutManagedFields *fieldTable
+	variants map[DecodeOptions]*fieldTable
 }
 
 type fieldInfo struct {
@@ -91,30 +91,44 @@ func tableFor(typ reflect.Type) *fieldTable {
 	t := &fieldTable{byName: map[string]*fieldInfo{}, unknown: -1}
 	tables[typ] = t // first: a field's type may lead back to this one
 	t.add(typ, typ, nil, 0)
-	t.withoutManagedFields = t.variantWithoutManagedFields(typ)
+	t.variants = t.buildVariants(typ)
 	return t
 }
 
-// variantWithoutManagedFields returns a copy of an object's table whose metadata is
-// decoded by a copy of ObjectMeta's table that skips managedFields, or nil if t is not
-// an object's. Only the top-level metadata carries managedFields; the copies share
-// everything else with the originals.
-func (t *fieldTable) variantWithoutManagedFields(typ reflect.Type) *fieldTable {
+// buildVariants returns a copy of an object's table for each non-zero DecodeOptions,
+// or nil if t is not an object's. Only the top-level metadata changes: its copy of
+// ObjectMeta's table skips managedFields (DropManagedFields) and decodes labels and
+// annotations through the shared-map table (ShareMaps). The copies share everything
+// else with the originals.
+func (t *fieldTable) buildVariants(typ reflect.Type) map[DecodeOptions]*fieldTable {
 	meta := t.byName["metadata"]
 	if meta == nil || len(meta.index) != 1 || typ.Field(meta.index[0]).Type != objectMetaType {
 		return nil
 	}
-	metaTable := tables[objectMetaType]
-	m := *metaTable
-	m.skip = "managedFields"
-	m.withoutManagedFields = nil
-	v := *t
-	v.byName = maps.Clone(t.byName)
-	f := *meta
-	f.decode = m.decode
-	v.byName["metadata"] = &f
-	v.withoutManagedFields = nil
-	return &v
+	variants := map[DecodeOptions]*fieldTable{}
+	for _, opts := range []DecodeOptions{{DropManagedFields: true}, {ShareMaps: true}, {DropManagedFields: true, ShareMaps: true}} {
+		m := *tables[objectMetaType]
+		m.variants = nil
+		m.byName = maps.Clone(m.byName)
+		if opts.DropManagedFields {
+			m.skip = "managedFields"
+		}
+		if opts.ShareMaps {
+			for _, name := range []string{"labels", "annotations"} {
+				f := *m.byName[name]
+				f.decode = decodeSharedStringMap
+				m.byName[name] = &f
+			}
+		}
+		v := *t
+		v.variants = nil
+		v.byName = maps.Clone(t.byName)
+		f := *meta
+		f.decode = m.decode
+		v.byName["metadata"] = &f
+		variants[opts] = &v
+	}
+	return variants
 }
 
 // hasTable reports whether values of typ are decoded by a fieldTable.

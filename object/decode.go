@@ -13,6 +13,13 @@ type DecodeOptions struct {
 	// building it only to delete it (informer.StripManagedFields). An object encoded
 	// again lacks it; every other member is kept.
 	DropManagedFields bool
+	// ShareMaps hands out, for the metadata's labels and annotations, a map already
+	// built for the same JSON text by an earlier decode with ShareMaps (see
+	// sharedmaps.go), instead of building another. The pods of one ReplicaSet, and the
+	// states of one object from update to update, then hold one map. Objects decoded so
+	// must not have those maps changed: use it where objects are read-only, as in an
+	// informer's cache.
+	ShareMaps bool
 }
 
 // DecodeValid decodes data, which the caller has already checked is valid JSON (as
@@ -26,8 +33,8 @@ func DecodeValidWith[T any](data []byte, opts DecodeOptions) (T, error) {
 	var out T
 	if rt := reflect.TypeFor[T](); rt.Kind() == reflect.Pointer {
 		v := reflect.New(rt.Elem())
-		if t := tables[rt.Elem()]; opts.DropManagedFields && t != nil && t.withoutManagedFields != nil {
-			err := decodeKeeping(data, v.Interface(), t.withoutManagedFields)
+		if t := tables[rt.Elem()]; opts != (DecodeOptions{}) && t != nil && t.variants != nil {
+			err := decodeKeeping(data, v.Interface(), t.variants[opts])
 			return v.Interface().(T), err
 		}
 		if k, ok := v.Interface().(keeper); ok {

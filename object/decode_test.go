@@ -2,6 +2,8 @@ package object
 
 import (
 	"encoding/json"
+	"hash/maphash"
+	"reflect"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -95,3 +97,76 @@ type wrapped struct {
 }
 
 func (w *wrapped) Meta() *ObjectMeta { return &w.Metadata }
+
+func sameMap(a, b map[string]string) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
+func TestDecodeShareMaps(t *testing.T) {
+	pod := func(name, labels string) []byte {
+		return []byte(`{"kind":"Pod","metadata":{"name":"` + name + `","labels":` + labels + `,"annotations":{"a":"1"}},"spec":{},"status":{}}`)
+	}
+	share := DecodeOptions{ShareMaps: true}
+	decode := func(data []byte, opts DecodeOptions) *Pod {
+		t.Helper()
+		p, err := DecodeValidWith[*Pod](data, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	const web = `{"app":"web","pod-template-hash":"5d9c"}`
+	a, b := decode(pod("a", web), share), decode(pod("b", web), share)
+	if !sameMap(a.Labels, b.Labels) || !sameMap(a.Annotations, b.Annotations) {
+		t.Error("equal label texts decoded with ShareMaps are not one map")
+	}
+	if plain := decode(pod("c", web), DecodeOptions{}); sameMap(plain.Labels, a.Labels) {
+		t.Error("a decode without ShareMaps got a shared map")
+	}
+	cases := []struct {
+		name, labels string
+		want         map[string]string
+	}{
+		{"other values", `{"app":"db","pod-template-hash":"5d9c"}`, map[string]string{"app": "db", "pod-template-hash": "5d9c"}},
+		{"a subset", `{"app":"web"}`, map[string]string{"app": "web"}},
+		{"escapes", `{"app":"w\u0065b","pod-template-hash":"5d9c"}`, map[string]string{"app": "web", "pod-template-hash": "5d9c"}},
+		{"a repeated key", `{"app":"web","app":"web","pod-template-hash":"5d9c"}`, map[string]string{"app": "web", "pod-template-hash": "5d9c"}},
+		{"empty", `{}`, map[string]string{}},
+		{"null", `null`, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := decode(pod("x", c.labels), share).Labels
+			if d := cmp.Diff(c.want, got); d != "" {
+				t.Errorf("labels (-want +got):\n%s", d)
+			}
+			if c.labels != web && len(c.want) > 0 && sameMap(got, a.Labels) {
+				t.Error("a different text got the shared map")
+			}
+			again := decode(pod("y", c.labels), share).Labels
+			if d := cmp.Diff(c.want, again); d != "" {
+				t.Errorf("labels decoded again (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// A slot holding another map under the same hash (a collision, forced here) is checked
+// against the text and not handed out.
+func TestDecodeShareMapsChecksTheCandidate(t *testing.T) {
+	text := []byte(`{"app":"web","tier":"front"}`)
+	for _, wrong := range []map[string]string{
+		{"app": "web", "tier": "back"},                // a value differs
+		{"app": "web", "tier": "front", "extra": "x"}, // every pair of the text, and more
+		{"app": "web"}, // fewer
+	} {
+		mapTable[maphash.Bytes(internSeed, text)&(mapSlots-1)].Store(&wrong)
+		p, err := DecodeValidWith[*Pod]([]byte(`{"metadata":{"labels":`+string(text)+`}}`), DecodeOptions{ShareMaps: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(map[string]string{"app": "web", "tier": "front"}, p.Labels); d != "" {
+			t.Errorf("with %v in the slot, labels (-want +got):\n%s", wrong, d)
+		}
+	}
+}

@@ -27,7 +27,42 @@ func FuzzDecodeRoundTrip(f *testing.F) {
 		check[Pod](t, data)
 		check[Raw](t, data)
 		check[Deployment](t, data)
+		withOptions[*Pod](t, data)
+		withOptions[*Raw](t, data)
 	})
+}
+
+// withOptions checks that decoding with each DecodeOptions, twice (the second may find
+// the first's shared maps), gives what a plain decode gives, less managedFields when
+// they are dropped.
+func withOptions[T interface {
+	Object
+	comparable
+}](t *testing.T, data []byte) {
+	want, err := DecodeValid[T](data)
+	if err != nil || reflect.ValueOf(want).IsNil() {
+		return
+	}
+	for _, opts := range []DecodeOptions{{DropManagedFields: true}, {ShareMaps: true}, {DropManagedFields: true, ShareMaps: true}} {
+		plain, _ := DecodeValid[T](data)
+		if opts.DropManagedFields {
+			plain.Meta().Unknown.Delete("managedFields")
+		}
+		wantJSON, err := json.Marshal(plain)
+		if err != nil {
+			return
+		}
+		for range 2 {
+			got, err := DecodeValidWith[T](data, opts)
+			if err != nil {
+				t.Fatalf("%+v: %v where DecodeValid succeeds", opts, err)
+			}
+			gotJSON, err := json.Marshal(got)
+			if err != nil || string(gotJSON) != string(wantJSON) {
+				t.Fatalf("%+v: %s (%v), want %s", opts, gotJSON, err, wantJSON)
+			}
+		}
+	}
 }
 
 func check[T any](t *testing.T, data []byte) {

@@ -41,7 +41,7 @@ func (r *Reflector[T]) list(ctx context.Context, relist bool) error {
 func (r *Reflector[T]) listPages(ctx context.Context, rv string) ([]T, string, error) {
 	r.opts.Metrics.List()
 	opts := listwatch.ListOptions{LabelSelector: r.opts.LabelSelector, FieldSelector: r.opts.FieldSelector,
-		ResourceVersion: rv, Limit: r.opts.PageSize, MaxFrameSize: r.opts.MaxFrameSize, DropManagedFields: r.opts.DropManagedFields}
+		ResourceVersion: rv, Limit: r.opts.PageSize, MaxFrameSize: r.opts.MaxFrameSize, DropManagedFields: r.opts.DropManagedFields, ShareMaps: r.opts.ShareMaps}
 	if rv != "" && rv != "0" {
 		opts.ResourceVersionMatch = "NotOlderThan"
 	}
@@ -52,7 +52,7 @@ func (r *Reflector[T]) listPages(ctx context.Context, rv string) ([]T, string, e
 		if err != nil {
 			if opts.Continue != "" && object.IsGone(err) {
 				full := listwatch.ListOptions{LabelSelector: r.opts.LabelSelector, FieldSelector: r.opts.FieldSelector,
-					MaxFrameSize: r.opts.MaxFrameSize, DropManagedFields: r.opts.DropManagedFields}
+					MaxFrameSize: r.opts.MaxFrameSize, DropManagedFields: r.opts.DropManagedFields, ShareMaps: r.opts.ShareMaps}
 				page, err = r.lw.List(ctx, full)
 				if err != nil {
 					return nil, "", err

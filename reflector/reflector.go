@@ -100,6 +100,10 @@ type Options struct {
 	// metadata.managedFields (listwatch.ListOptions.DropManagedFields). An informer sets
 	// it when its transform would strip them anyway.
 	DropManagedFields bool
+	// ShareMaps asks the ListerWatcher to decode labels and annotations into maps shared
+	// between objects (listwatch.ListOptions.ShareMaps); an informer sets it when its
+	// transform is known not to change them.
+	ShareMaps bool
 }
 
 // State is where the reflector's loop is.

@@ -18,7 +18,7 @@ func (r *Reflector[T]) watchOptions() listwatch.WatchOptions {
 		LabelSelector: r.opts.LabelSelector, FieldSelector: r.opts.FieldSelector,
 		AllowBookmarks: true, TimeoutSeconds: int64(timeout.Seconds()),
 		IdleTimeout: timeout + r.opts.IdleMargin, WebSocket: r.opts.WebSocket, Tracer: r.opts.Tracer,
-		MaxFrameSize: r.opts.MaxFrameSize, Clock: r.clock, DropManagedFields: r.opts.DropManagedFields,
+		MaxFrameSize: r.opts.MaxFrameSize, Clock: r.clock, DropManagedFields: r.opts.DropManagedFields, ShareMaps: r.opts.ShareMaps,
 	}
 }
 
