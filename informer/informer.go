@@ -29,8 +29,8 @@ type Options[T object.Object] struct {
 	// largest part of an object; with it the reflector also asks for objects decoded
 	// without them (reflector.Options.DropManagedFields), so they are never built, and
 	// with labels and annotations in maps shared between objects (ShareMaps: the cache's
-	// objects are read-only, and this transform leaves the maps alone). A transform of
-	// your own gets objects of their own. NoTransform keeps objects as received.
+	// objects are read-only, and this transform leaves the maps alone). Your own
+	// transform gets maps it may change. NoTransform keeps objects as received.
 	Transform func(T) T
 	// Indexers are added before the informer starts (more can be added later).
 	Indexers map[string]indexer.IndexFunc[T]

@@ -35,7 +35,7 @@ type fieldTable struct {
 	// encoding/json does).
 	unknown int
 	// skip names a member dropped unread: managedFields, in the ObjectMeta table of a
-	// withoutManagedFields variant.
+	// variant for DropManagedFields.
 	skip string
 	// variants are this table's copies for each set of DecodeOptions but the zero one,
 	// for the tables of objects (a "metadata" member decoded as ObjectMeta); nil for

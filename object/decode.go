@@ -18,7 +18,7 @@ type DecodeOptions struct {
 	// sharedmaps.go), instead of building another. The pods of one ReplicaSet, and the
 	// states of one object from update to update, then hold one map. Objects decoded so
 	// must not have those maps changed: use it where objects are read-only, as in an
-	// informer's cache.
+	// informer's cache. (Types of other packages decode as with DecodeValid.)
 	ShareMaps bool
 }
 

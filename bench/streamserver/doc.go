@@ -11,8 +11,9 @@
 // encoded on the hot path: an event is its type prefix, the pre-encoded object bytes
 // around two holes, the event's resourceVersion digits and a 19-digit send-time stamp
 // (annotation bench.kinformer.io/sent-unix-nano, for latency), copied into a reused
-// 256 KiB buffered writer and flushed every 64 events at full speed, or per due batch at
-// a fixed rate; that allocates nothing and runs at about 2 million 4 KB pod events (8 GB)
+// 256 KiB buffered writer and flushed every 64 events at full speed, or each at its own
+// time at a fixed rate (sleeping in nanosleep(2), as the runtime's timers wake a
+// millisecond late: see pace.go); that allocates nothing and runs at about 2 million 4 KB pod events (8 GB)
 // a second on one core in memory (BenchmarkEmit), and 400,000 a second over one loopback
 // HTTP connection with the reading client on the same two cores (BenchmarkWatchLoopback,
 // or the ceiling client: CeilingWatch, CeilingList and `streamserver ceiling`).
