@@ -13,10 +13,11 @@
 // (annotation bench.kinformer.io/sent-unix-nano, for latency), copied into a reused
 // 256 KiB buffered writer and flushed every 64 events at full speed, or each at its own
 // time at a fixed rate (sleeping in nanosleep(2), as the runtime's timers wake a
-// millisecond late: see pace.go); that allocates nothing and runs at about 2 million 4 KB pod events (8 GB)
-// a second on one core in memory (BenchmarkEmit), and 400,000 a second over one loopback
-// HTTP connection with the reading client on the same two cores (BenchmarkWatchLoopback,
-// or the ceiling client: CeilingWatch, CeilingList and `streamserver ceiling`).
+// millisecond late: see pace.go); that allocates nothing and runs at about 2 million
+// 4 KB pod events (8 GB) a second on one core in memory (BenchmarkEmit), and 400,000 a
+// second over one loopback HTTP connection with the reading client on the same two cores
+// (BenchmarkWatchLoopback, or the ceiling client: CeilingWatch, CeilingList and
+// `streamserver ceiling`).
 //
 // The command is bench/cmd/streamserver.
 package streamserver
