@@ -48,7 +48,7 @@ func (s *mapShare) share(m map[string]string) map[string]string {
 
 // shareMeta points obj's labels and annotations at the shared equal maps. prev, the state
 // obj replaces in the cache (nil if none), is tried first: an update rarely changes its
-// labels, and comparing two maps costs less than building a table key.
+// labels, and comparing two maps costs less than hashing one for the table.
 func (s *mapShare) shareMeta(obj, prev object.Object) {
 	meta := obj.Meta()
 	if prev != nil {
