@@ -8,7 +8,7 @@
 // uid preconditions, /status and /scale subresources, finalizers, generation bumps on
 // spec changes, label and field selectors, and websocket watches. For pods it serves the
 // binding subresource and graceful deletion, which a kubelet (package fakekubelet)
-// finishes.
+// finishes; Nodes, as in kube-apiserver, keep the status they are created with.
 //
 // It also does the work of kube-controller-manager's garbage collector: cascading
 // deletion through metadata.ownerReferences, with the propagation policies of a DELETE
@@ -24,8 +24,10 @@
 // objects and a bounded history of changes from which past snapshots are rebuilt.
 //
 // Faults injects what an informer must survive: cut or stalled watch streams, malformed
-// frames, unknown event types, 429/5xx answers, delays, 403s, and a refused or unfinished
-// streaming list. Compact forces the 410s of an etcd compaction.
+// frames, unknown event types, 429/5xx answers, delays, 403s, a refused or unfinished
+// streaming list, and the watch events of one resource held back (a lagging watch cache:
+// what a controller's read-your-writes guard is for). Compact forces the 410s of an etcd
+// compaction.
 //
 // A result on the simulator is not a compatibility claim: the e2e package runs the same
 // protocol against a real kube-apiserver.

@@ -31,6 +31,9 @@ type Faults struct {
 	ignoreStreamingList bool
 	dropInitialEnd      bool
 	forbid              map[string]bool
+
+	watchDelays  map[string]time.Duration // by resource (plural name)
+	delayChanged chan struct{}            // closed and replaced when watchDelays changes
 }
 
 // FailRequests answers the next count requests that match (nil: all but watches) with
@@ -112,6 +115,40 @@ func (f *Faults) Forbid(resource string, on bool) {
 		f.forbid = map[string]bool{}
 	}
 	f.forbid[resource] = on
+}
+
+// DelayWatchEvents holds back the watch events of resource (plural name, as for Forbid),
+// as an apiserver whose watch cache lags does: each change reaches the open watches of
+// that resource d after the stream learned of it (at once, for a stream keeping up), in
+// order, and no bookmark claims a revision whose event is still held back. A long d holds
+// the events until the delay is shortened or turned off (d <= 0), which sends those then
+// due at once. Lists, and the initial events of a watch, are not delayed: a client that
+// relists sees the current state.
+func (f *Faults) DelayWatchEvents(resource string, d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.watchDelays == nil {
+		f.watchDelays = map[string]time.Duration{}
+	}
+	if d > 0 {
+		f.watchDelays[resource] = d
+	} else {
+		delete(f.watchDelays, resource)
+	}
+	if f.delayChanged != nil {
+		close(f.delayChanged) // held streams look again
+	}
+	f.delayChanged = make(chan struct{})
+}
+
+// watchDelay returns resource's watch delay and a channel closed when any delay changes.
+func (f *Faults) watchDelay(resource string) (time.Duration, <-chan struct{}) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.delayChanged == nil {
+		f.delayChanged = make(chan struct{})
+	}
+	return f.watchDelays[resource], f.delayChanged
 }
 
 // before applies delays and request failures.

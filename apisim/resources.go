@@ -32,14 +32,15 @@ func (t ResourceType) groupVersion() string {
 func (t ResourceType) singular() string { return strings.ToLower(t.Kind) }
 
 // DefaultTypes are the resources every simulator serves: pods, configmaps, namespaces,
-// events, replicasets, deployments and leases. Register adds others (CRD-like ad-hoc
-// types).
+// nodes, events, replicasets, deployments and leases. Register adds others (CRD-like
+// ad-hoc types).
 func DefaultTypes() []ResourceType {
 	return []ResourceType{
 		{Version: "v1", Resource: "pods", Kind: "Pod", Namespaced: true, ShortNames: []string{"po"},
 			Status: true, FieldSelectors: []string{"spec.nodeName", "status.phase"}},
 		{Version: "v1", Resource: "configmaps", Kind: "ConfigMap", Namespaced: true, ShortNames: []string{"cm"}},
 		{Version: "v1", Resource: "namespaces", Kind: "Namespace", ShortNames: []string{"ns"}, Status: true},
+		{Version: "v1", Resource: "nodes", Kind: "Node", ShortNames: []string{"no"}, Status: true},
 		// Events carry the field selectors kube-apiserver gives them: `kubectl describe`
 		// finds an object's events by involvedObject.
 		{Version: "v1", Resource: "events", Kind: "Event", Namespaced: true, ShortNames: []string{"ev"},

@@ -103,7 +103,9 @@ func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, req apiRequ
 	m["creationTimestamp"] = s.opts.Now().UTC().Format("2006-01-02T15:04:05Z")
 	m["generation"] = json.Number("1")
 	delete(m, "deletionTimestamp")
-	if req.typ.Status {
+	// A kubelet registers its Node Ready in one request: kube-apiserver keeps the status
+	// a Node is created with, and resets that of the other kinds served here.
+	if req.typ.Status && req.typ.Kind != "Node" {
 		delete(obj, "status")
 		if req.typ.Kind == "Pod" {
 			obj["status"] = map[string]any{"phase": "Pending"}

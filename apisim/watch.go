@@ -164,6 +164,26 @@ type watchStream struct {
 	bookmarks bool
 	metaOnly  bool // PartialObjectMetadata instead of whole objects
 	sent      int
+	// seen is when the stream first saw each change it holds back (Faults.DelayWatchEvents).
+	seen map[int64]time.Time
+}
+
+// heldFor returns how much longer the change at rev is held back under delay (0: send
+// it now), noting when the stream first saw it.
+func (ws *watchStream) heldFor(rev int64, delay time.Duration) time.Duration {
+	if delay <= 0 {
+		clear(ws.seen)
+		return 0
+	}
+	if ws.seen == nil {
+		ws.seen = map[int64]time.Time{}
+	}
+	now := time.Now()
+	at, ok := ws.seen[rev]
+	if !ok {
+		at, ws.seen[rev] = now, now
+	}
+	return max(0, at.Add(delay).Sub(now))
 }
 
 func (ws *watchStream) run(ctx context.Context, start watchStart) {
@@ -196,25 +216,63 @@ func (ws *watchStream) run(ctx context.Context, start watchStart) {
 				ws.sink.end(false)
 				return
 			}
+			delay, delayChanged := ws.s.faults.watchDelay(ws.typ.Resource)
+			var wait time.Duration // > 0: a held-back change is due after wait
 			for _, c := range changes {
-				if typ, rec := ws.eventFor(c); typ != "" && !ws.send(typ, rec) {
+				typ, rec := ws.eventFor(c)
+				if typ == "" {
+					if wait == 0 {
+						from = c.rev
+					}
+					continue
+				}
+				// Once one change is held back, the ones after it wait too (events stay
+				// in order), but the clock of each starts now.
+				if left := ws.heldFor(c.rev, delay); left > 0 || wait > 0 {
+					if wait == 0 {
+						wait = left
+					}
+					continue
+				}
+				if !ws.send(typ, rec) {
 					return
 				}
+				delete(ws.seen, c.rev)
+				from = c.rev
 			}
 			reached := current >= from // a watch from a future RV hears nothing until then
-			from = max(from, current)
+			if wait == 0 {
+				from = max(from, current)
+			}
+			// A bookmark carries from: every change up to it has been sent, so it is true
+			// even while later ones are held back.
+			var timer *time.Timer
+			var due <-chan time.Time
+			if wait > 0 {
+				timer = time.NewTimer(wait)
+				due = timer.C
+			}
+			tick, done := false, false
 			select {
 			case <-notify:
-				continue
+			case <-due:
+			case <-delayChanged:
 			case <-ticker.C:
-				if ws.bookmarks && reached && !ws.sendBookmark(from, false) {
-					return
-				}
-				continue
+				tick = true
 			case <-ctx.Done():
+				done = true
+			}
+			if timer != nil {
+				timer.Stop()
+			}
+			if done {
 				ws.sink.end(false)
 				return
 			}
+			if tick && ws.bookmarks && reached && !ws.sendBookmark(from, false) {
+				return
+			}
+			continue
 		}
 		select { // stalled: say nothing until the fault is lifted
 		case <-ticker.C:

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kinformer/kinformer/internal/selfsigned"
+	"github.com/kinformer/kinformer/selfsigned"
 )
 
 // Proxy forwards HTTPS requests to an apiserver and injects faults on command.

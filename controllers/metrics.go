@@ -11,6 +11,8 @@ type Metrics struct {
 	duration *prometheus.HistogramVec
 	errors   *prometheus.CounterVec
 	drops    *prometheus.CounterVec
+	panics   *prometheus.CounterVec
+	stale    *prometheus.CounterVec
 }
 
 // NewMetrics registers the sync metrics on reg.
@@ -20,11 +22,17 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "kinformer_controller_sync_duration_seconds", Help: "Time one sync of a key took.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)}, []string{"controller"}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "kinformer_controller_sync_errors_total", Help: "Syncs that returned an error (and were retried or dropped)."}, []string{"controller"}),
+			Name: "kinformer_controller_sync_errors_total", Help: "Syncs that returned an error or panicked (and were retried or dropped)."}, []string{"controller"}),
 		drops: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kinformer_controller_dropped_keys_total", Help: "Keys dropped after the retry limit."}, []string{"controller"}),
+		panics: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kinformer_controller_panics_total", Help: "Syncs that panicked (recovered and retried, unless the controller crashes on panics)."}, []string{"controller"}),
+		stale: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kinformer_controller_stale_syncs_total",
+			Help: "Syncs skipped, and retried, because the resource's cache had not yet seen the controller's own last write to it."},
+			[]string{"controller", "resource"}),
 	}
-	for _, c := range []prometheus.Collector{m.duration, m.errors, m.drops} {
+	for _, c := range []prometheus.Collector{m.duration, m.errors, m.drops, m.panics, m.stale} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -45,5 +53,17 @@ func (m *Metrics) observe(name string, d time.Duration, err error) {
 func (m *Metrics) dropped(name string) {
 	if m != nil {
 		m.drops.WithLabelValues(name).Inc()
+	}
+}
+
+func (m *Metrics) panicked(name string) {
+	if m != nil {
+		m.panics.WithLabelValues(name).Inc()
+	}
+}
+
+func (m *Metrics) staleSync(name, resource string) {
+	if m != nil {
+		m.stale.WithLabelValues(name, resource).Inc()
 	}
 }

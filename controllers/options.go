@@ -27,6 +27,9 @@ type Options struct {
 	ResyncPeriod time.Duration
 	// Now is the clock for availability, conditions and deadlines (nil: time.Now).
 	Now func() time.Time
+	// CrashOnPanic makes a panic in a sync kill the process (after it is logged and
+	// counted) instead of costing that one sync: see Loop.CrashOnPanic.
+	CrashOnPanic bool
 }
 
 // WithDefaults fills in the clock and a silent logger.

@@ -2,10 +2,14 @@ package controllers
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"sync"
 	"time"
 
+	"github.com/kinformer/kinformer/controllers/consistency"
 	"github.com/kinformer/kinformer/workqueue"
 )
 
@@ -17,7 +21,9 @@ type Loop struct {
 	// Name labels the metrics ("replicaset").
 	Name  string
 	Queue *workqueue.Queue[string]
-	// Sync makes the world match the object of key. An error retries the key later.
+	// Sync makes the world match the object of key. An error retries the key later; a
+	// *consistency.StaleError (the cache has not seen the controller's last write yet)
+	// retries it the same way but counts as a stale sync, not a failure.
 	Sync func(ctx context.Context, key string) error
 	// MaxRetries bounds the retries of one key [DefaultMaxRetries].
 	MaxRetries int
@@ -25,8 +31,15 @@ type Loop struct {
 	Metrics *Metrics
 	// OnDrop is told of a key dropped after MaxRetries, with its last error (may be nil).
 	OnDrop func(key string, err error)
-	// Logger reports each failed sync; nil is silent.
+	// Logger reports each failed sync; nil is silent, except for panics, which go to
+	// slog.Default() then: a swallowed panic is a bug nobody would see.
 	Logger *slog.Logger
+	// CrashOnPanic lets a panic in Sync kill the process, after it is logged with its
+	// stack and counted, for those who would rather restart than carry on. By default a
+	// panic costs one sync: it is recovered, logged with its stack, counted in
+	// kinformer_controller_panics_total, and the key is retried with its rate limit like
+	// a failed sync (controller-runtime's default).
+	CrashOnPanic bool
 }
 
 // Run starts workers goroutines and blocks until ctx ends and every worker has finished
@@ -55,15 +68,30 @@ func (l *Loop) processNext(ctx, syncCtx context.Context) bool {
 	if err != nil {
 		return false
 	}
-	defer l.Queue.Done(key)
+	defer l.Queue.Done(key) // also when CrashOnPanic lets a panic through
 	start := time.Now()
-	err = l.Sync(syncCtx, key)
-	l.Metrics.observe(l.Name, time.Since(start), err)
+	err = l.sync(syncCtx, key)
+	var stale *consistency.StaleError
+	isStale := errors.As(err, &stale)
+	if isStale {
+		// Skipped, not synced: it counts apart, and not in the sync durations.
+		l.Metrics.staleSync(l.Name, stale.Resource)
+	} else {
+		l.Metrics.observe(l.Name, time.Since(start), err)
+	}
 	switch {
 	case err == nil:
 		l.Queue.Forget(key)
 	case l.Queue.NumRequeues(key) < l.maxRetries():
-		if l.Logger != nil {
+		// A stale cache retries like a failure, with the key's rate limit, as
+		// kube-controller-manager's ReplicaSet controller does: the first retries come
+		// within milliseconds, while a cache that stays behind is asked less and less
+		// often. The event that brings the write into the cache enqueues the key anyway.
+		switch {
+		case isStale && l.Logger != nil:
+			l.Logger.Debug("cache has not seen this controller's last write, will retry", "key", key,
+				"resource", stale.Resource, "wrote", stale.Wrote, "read", stale.Read)
+		case l.Logger != nil:
 			l.Logger.Warn("sync failed, will retry", "key", key, "retries", l.Queue.NumRequeues(key), "err", err)
 		}
 		l.Queue.AddRateLimited(key)
@@ -75,6 +103,27 @@ func (l *Loop) processNext(ctx, syncCtx context.Context) bool {
 		}
 	}
 	return true
+}
+
+// sync runs Sync and turns a panic into an error, unless CrashOnPanic.
+func (l *Loop) sync(ctx context.Context, key string) (err error) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		l.Metrics.panicked(l.Name)
+		log := l.Logger
+		if log == nil {
+			log = slog.Default().With("controller", l.Name)
+		}
+		log.Error("sync panicked", "key", key, "panic", r, "stack", string(debug.Stack()))
+		if l.CrashOnPanic {
+			panic(r)
+		}
+		err = fmt.Errorf("sync of %s panicked: %v", key, r)
+	}()
+	return l.Sync(ctx, key)
 }
 
 func (l *Loop) maxRetries() int {

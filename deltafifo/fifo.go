@@ -30,13 +30,19 @@ type Delta[T any] struct {
 	FinalStateUnknown bool
 }
 
-// Item is one entry of the FIFO: a single delta, a whole relist, or a resync marker.
+// Item is one entry of the FIFO: a single delta, a whole relist, a resync marker or a
+// bookmark.
 type Item[T any] struct {
 	Delta Delta[T]
 	// Replace is set for a relist: every listed object, to be applied at once.
 	Replace *Replace[T]
 	// Resync is set for a resync marker.
 	Resync bool
+	// Bookmark is set for a watch bookmark: the server's state has reached this
+	// resourceVersion with no change to the resource beyond the items queued before it.
+	// It travels through the queue, not around it, so the cache claims that version
+	// only once it holds everything before it.
+	Bookmark string
 }
 
 // Replace is a relist: the complete state of the resource at ResourceVersion.
@@ -134,6 +140,21 @@ func (f *FIFO[T]) Replace(objs []T, resourceVersion string) {
 	f.push(&Item[T]{Replace: &Replace[T]{Objects: objs, ResourceVersion: resourceVersion, Initial: initial}})
 }
 
+// Bookmark queues a bookmark at resourceVersion. A bookmark right behind another one
+// still queued replaces it: only the newest version matters.
+func (f *FIFO[T]) Bookmark(resourceVersion string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed || resourceVersion == "" {
+		return
+	}
+	if n := len(f.items); n > f.head && f.items[n-1].Bookmark != "" {
+		f.items[n-1].Bookmark = resourceVersion
+		return
+	}
+	f.push(&Item[T]{Bookmark: resourceVersion})
+}
+
 // Resync queues a resync marker, ordered with the events around it.
 func (f *FIFO[T]) Resync() {
 	f.mu.Lock()
@@ -169,7 +190,7 @@ func (f *FIFO[T]) Pop(ctx context.Context, process func(*Item[T]) error) error {
 		clear(f.items[n:])
 		f.items, f.head = f.items[:n], 0
 	}
-	if it.Replace == nil && !it.Resync && f.last[it.Delta.Key] == it {
+	if it.Replace == nil && !it.Resync && it.Bookmark == "" && f.last[it.Delta.Key] == it {
 		delete(f.last, it.Delta.Key)
 	}
 	f.mu.Unlock()

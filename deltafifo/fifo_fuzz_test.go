@@ -64,6 +64,7 @@ const (
 	fAddIndex
 	fByIndex
 	fClose
+	fBookmark
 	fNumOps
 )
 
@@ -81,12 +82,13 @@ func (r *byteReader) next(n int) int {
 
 // entry is one item of the model's queue.
 type entry struct {
-	delta   DeltaType // "" for a Replace or a Resync
-	obj     *object.Pod
-	replace []*object.Pod
-	rv      string
-	initial bool
-	resync  bool
+	delta    DeltaType // "" for a Replace, a Resync or a Bookmark
+	bookmark string
+	obj      *object.Pod
+	replace  []*object.Pod
+	rv       string
+	initial  bool
+	resync   bool
 }
 
 type fifoHarness struct {
@@ -106,8 +108,9 @@ type fifoHarness struct {
 	// queued, none dropped.
 	accepted map[string]*object.Pod
 
-	rv    int // resourceVersions tell every object made apart
-	steps []string
+	rv        int    // resourceVersions tell every object made apart
+	appliedRV string // the resourceVersion of the newest item applied
+	steps     []string
 }
 
 func newFIFOHarness() *fifoHarness {
@@ -159,6 +162,19 @@ func (h *fifoHarness) step(in *byteReader) (string, error) {
 		h.fifo.Replace(objs, rv)
 		h.queueReplace(objs, rv)
 		return fmt.Sprintf("Replace %s", keys(objs)), nil
+	case fBookmark:
+		h.rv++
+		rv := fmt.Sprint("bookmark-", h.rv)
+		h.fifo.Bookmark(rv)
+		if !h.closed {
+			// A bookmark right behind a queued one replaces it.
+			if n := len(h.queue); n > 0 && h.queue[n-1].bookmark != "" {
+				h.queue[n-1].bookmark = rv
+			} else {
+				h.queue = append(h.queue, &entry{bookmark: rv})
+			}
+		}
+		return "Bookmark " + rv, nil
 	case fResync:
 		h.fifo.Resync()
 		if !h.closed {
@@ -227,7 +243,7 @@ func (h *fifoHarness) queueReplace(objs []*object.Pod, rv string) {
 // apply1 applies an entry to a model cache, as the informer applies an item.
 func (h *fifoHarness) apply1(cache map[string]*object.Pod, e *entry) {
 	switch {
-	case e.resync:
+	case e.resync, e.bookmark != "":
 	case e.delta == "":
 		clear(cache)
 		for _, p := range e.replace {
@@ -275,6 +291,14 @@ func (h *fifoHarness) pop() (string, error) {
 		h.synced = true
 	}
 	h.apply1(h.applied, want)
+	switch { // the version of the newest state applied: what the cache must claim
+	case want.bookmark != "":
+		h.appliedRV = want.bookmark
+	case want.delta == "" && !want.resync:
+		h.appliedRV = want.rv
+	case want.delta != "":
+		h.appliedRV = want.obj.ResourceVersion
+	}
 	return "Pop " + describe(got), sameItem(got, want)
 }
 
@@ -313,9 +337,11 @@ func (h *fifoHarness) process(it *Item[*object.Pod]) error {
 				return fmt.Errorf("replaced delta %d is %+v, not the listed object", i, d)
 			}
 		}
-		return h.cache.Replace(it.Replace.Objects)
+		return h.cache.Replace(it.Replace.Objects, it.Replace.ResourceVersion)
+	case it.Bookmark != "":
+		h.cache.Bookmark(it.Bookmark)
 	case it.Delta.Type == Deleted:
-		h.cache.DeleteKey(it.Delta.Key)
+		h.cache.Delete(it.Delta.Object)
 	default:
 		return h.cache.Update(it.Delta.Object)
 	}
@@ -325,6 +351,8 @@ func (h *fifoHarness) process(it *Item[*object.Pod]) error {
 func sameItem(got *Item[*object.Pod], want *entry) error {
 	ok := false
 	switch {
+	case want.bookmark != "":
+		ok = got.Bookmark == want.bookmark && got.Replace == nil && !got.Resync
 	case want.resync:
 		ok = got.Resync && got.Replace == nil
 	case want.delta == "":
@@ -350,6 +378,9 @@ func (h *fifoHarness) check() error {
 	}
 	if err := sameContent("the cache", h.cache, h.applied); err != nil {
 		return err
+	}
+	if got := h.cache.LastStoreSyncResourceVersion(); got != h.appliedRV {
+		return fmt.Errorf("the cache claims resourceVersion %q, the newest state applied is %q", got, h.appliedRV)
 	}
 	if len(h.queue) == 0 && !maps.Equal(h.applied, h.accepted) {
 		return fmt.Errorf("with nothing queued, the cache holds %s, but applying every accepted operation gives %s",
@@ -444,6 +475,8 @@ func describe(it *Item[*object.Pod]) string {
 		return "nothing"
 	case it.Resync:
 		return "Resync"
+	case it.Bookmark != "":
+		return "Bookmark " + it.Bookmark
 	case it.Replace != nil:
 		return fmt.Sprintf("Replace %s (initial %v)", keys(it.Replace.Objects), it.Replace.Initial)
 	}
@@ -454,6 +487,8 @@ func describeEntry(e *entry) string {
 	switch {
 	case e.resync:
 		return "Resync"
+	case e.bookmark != "":
+		return "Bookmark " + e.bookmark
 	case e.delta == "":
 		return fmt.Sprintf("Replace %s (initial %v)", keys(e.replace), e.initial)
 	}

@@ -161,8 +161,11 @@ func TestCompactionForcesRelist(t *testing.T) {
 		t.Fatal(err)
 	}
 	cms := resource[*object.Raw](t, c, "configmaps", ns)
-	inf := informer.New[*object.Raw](cms, informer.Options[*object.Raw]{Name: "configmaps", Metrics: m,
+	inf, err := informer.New[*object.Raw](cms, informer.Options[*object.Raw]{Name: "configmaps", Metrics: m,
 		Reflector: reflector.Options{WatchTimeoutMin: 2 * time.Second, WatchTimeoutMax: 2 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	v := eventcheck.New[*object.Raw]()
 	inf.AddEventHandler(v, informer.HandlerOptions{})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -209,8 +212,14 @@ func TestStreamingListMatchesListAndWatch(t *testing.T) {
 	}
 	c := client(t)
 	secrets := resource[*object.Raw](t, c, "secrets", ns)
-	streaming := informer.New[*object.Raw](secrets, informer.Options[*object.Raw]{Name: "streaming", Reflector: reflector.Options{StreamingList: true}})
-	classic := informer.New[*object.Raw](secrets, informer.Options[*object.Raw]{Name: "classic"})
+	streaming, err := informer.New[*object.Raw](secrets, informer.Options[*object.Raw]{Name: "streaming", Reflector: reflector.Options{StreamingList: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	classic, err := informer.New[*object.Raw](secrets, informer.Options[*object.Raw]{Name: "classic"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	sv, cv := eventcheck.New[*object.Raw](), eventcheck.New[*object.Raw]()
 	streaming.AddEventHandler(sv, informer.HandlerOptions{})
 	classic.AddEventHandler(cv, informer.HandlerOptions{})

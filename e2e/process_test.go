@@ -69,12 +69,12 @@ func (p *proc) output() string { return p.out.String() }
 
 var metricsURL = regexp.MustCompile(`http://(127\.0\.0\.1:\d+)/metrics`)
 
-// startManager runs a controller manager with its HTTP endpoints on a free port and
-// returns it with that address.
+// startManager runs a controller manager with its plain HTTP endpoints on a free port
+// (and no secure port: several managers run at once) and returns it with that address.
 func startManager(t *testing.T, args ...string) (*proc, string) {
 	t.Helper()
 	p := startProc(t, append([]string{"controller-manager", "--kubeconfig", shared.cluster.Kubeconfig,
-		"--metrics-addr", "127.0.0.1:0"}, args...)...)
+		"--metrics-addr", "127.0.0.1:0", "--secure-port", "0"}, args...)...)
 	p.out.waitFor(t, "controller-manager: ")
 	m := metricsURL.FindStringSubmatch(p.output())
 	if m == nil {

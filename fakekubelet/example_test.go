@@ -38,7 +38,23 @@ func Example() {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	// The node it runs on is registered, Ready, and its Lease held.
+	nodeInfo, _ := client.Discover(ctx, "nodes")
+	node, _ := listwatch.For[*object.Raw](client, nodeInfo, "").Get(ctx, "fake-node")
+	var status struct {
+		Capacity   map[string]string
+		Conditions []struct{ Type, Status, Reason string }
+	}
+	_ = json.Unmarshal(node.Unknown.Get("status"), &status)
+	ready := status.Conditions[len(status.Conditions)-1]
+	fmt.Println(node.Name, "has", status.Capacity["cpu"], "cpus and is", ready.Type, ready.Status, ready.Reason)
+	leaseInfo, _ := client.Discover(ctx, "leases.coordination.k8s.io")
+	lease, _ := listwatch.For[*object.Lease](client, leaseInfo, "kube-node-lease").Get(ctx, "fake-node")
+	fmt.Println("lease", lease.Namespace+"/"+lease.Name, "held by", *lease.Spec.HolderIdentity, "for", *lease.Spec.LeaseDurationSeconds, "s")
 	stop()
 	<-stopped
-	// Output: web runs on fake-node and is Running and ready
+	// Output:
+	// web runs on fake-node and is Running and ready
+	// fake-node has 32 cpus and is Ready True KubeletReady
+	// lease kube-node-lease/fake-node held by fake-node for 40 s
 }

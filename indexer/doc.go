@@ -4,7 +4,11 @@
 // The namespace index is built in; AddIndexers adds others before or after objects are
 // stored (existing objects are indexed at once). Update and Delete keep every index exact,
 // and a value whose last key goes away is removed, so indexes do not grow with churn.
-// Replace swaps the whole content atomically for a relist.
+// Replace swaps the whole content atomically for a relist. Every change is all or
+// nothing per object: when an index function fails on an object (an *IndexError), its
+// key keeps its previous state under every index, and a Replace stores everything else
+// (a *ReplaceError lists what it left out). LastStoreSyncResourceVersion is the version
+// of the newest state the store holds, moved under the same lock as the objects.
 //
 // Objects handed out are the stored ones, shared by every reader: they are read-only.
 // Call object.DeepCopy before changing one.

@@ -20,6 +20,48 @@ func ByNamespace[T object.Object](obj T) ([]string, error) {
 	return []string{obj.Meta().Namespace}, nil
 }
 
+// IndexError is an index function's failure on one object. The store keeps that key's
+// previous state (or none), so every index stays consistent with the objects.
+type IndexError struct {
+	Index, Key string
+	Err        error
+}
+
+func (e *IndexError) Error() string {
+	return fmt.Sprintf("indexer: index %q of %s: %v", e.Index, e.Key, e.Err)
+}
+
+func (e *IndexError) Unwrap() error { return e.Err }
+
+// ReplaceError lists the objects a Replace left out because an index function failed
+// on them, sorted by key.
+type ReplaceError struct {
+	Failed []*IndexError
+}
+
+func (e *ReplaceError) Error() string {
+	msg := fmt.Sprintf("indexer: %d object(s) not replaced: ", len(e.Failed))
+	for i, f := range e.Failed {
+		if i == 3 {
+			return msg + fmt.Sprintf("; and %d more", len(e.Failed)-3)
+		}
+		if i > 0 {
+			msg += "; "
+		}
+		msg += f.Error()
+	}
+	return msg
+}
+
+// Unwrap exposes each failure to errors.Is and errors.As.
+func (e *ReplaceError) Unwrap() []error {
+	errs := make([]error, len(e.Failed))
+	for i, f := range e.Failed {
+		errs[i] = f
+	}
+	return errs
+}
+
 // Indexer is a thread-safe store of objects by key, with named indexes.
 //
 // Objects handed out (Get, List, ByIndex) are the stored ones, shared with every other
@@ -32,6 +74,7 @@ type Indexer[T object.Object] struct {
 	// values keeps each key's index values as computed when it was stored, so an update
 	// or delete removes exactly what was added even if the index function is not pure.
 	values map[string]map[string][]string // index → key → values
+	rv     string                         // see LastStoreSyncResourceVersion
 }
 
 // New returns an empty indexer with the namespace index.
@@ -71,23 +114,55 @@ func (ix *Indexer[T]) AddIndexers(funcs map[string]IndexFunc[T]) error {
 // Add stores obj (inserting or replacing) under its key.
 func (ix *Indexer[T]) Add(obj T) error { return ix.Update(obj) }
 
-// Update stores obj under its key, re-indexing it.
+// Update stores obj under its key, re-indexing it. It is all or nothing: when an index
+// function fails (an *IndexError), the key keeps its previous state and index entries,
+// so no reader ever sees an object indexed under some indexes and not others.
 func (ix *Indexer[T]) Update(obj T) error {
 	key := object.Key(obj)
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	var buf [4]indexValues // on the stack for the usual few indexes
+	staged, err := ix.stage(buf[:0], key, obj)
+	if err != nil {
+		return err
+	}
 	ix.unindex(key)
 	ix.items[key] = obj
-	for name := range ix.funcs {
-		if err := ix.indexOne(name, key, obj); err != nil {
-			return err
-		}
+	for _, s := range staged {
+		ix.addValues(s.index, key, s.values)
 	}
+	ix.noteRV(obj.Meta().ResourceVersion)
 	return nil
 }
 
-// Delete removes the object with obj's key.
-func (ix *Indexer[T]) Delete(obj T) { ix.DeleteKey(object.Key(obj)) }
+// indexValues is one index's values for the object being stored.
+type indexValues struct {
+	index  string
+	values []string
+}
+
+// stage computes obj's values under every index, changing nothing.
+func (ix *Indexer[T]) stage(staged []indexValues, key string, obj T) ([]indexValues, error) {
+	for name, f := range ix.funcs {
+		vals, err := f(obj)
+		if err != nil {
+			return nil, &IndexError{Index: name, Key: key, Err: err}
+		}
+		staged = append(staged, indexValues{name, vals})
+	}
+	return staged, nil
+}
+
+// Delete removes the object with obj's key, and records obj's resourceVersion (the
+// deletion's) as the store's.
+func (ix *Indexer[T]) Delete(obj T) {
+	key := object.Key(obj)
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.unindex(key)
+	delete(ix.items, key)
+	ix.noteRV(obj.Meta().ResourceVersion)
+}
 
 // DeleteKey removes the object stored under key, if any.
 func (ix *Indexer[T]) DeleteKey(key string) {
@@ -97,12 +172,41 @@ func (ix *Indexer[T]) DeleteKey(key string) {
 	delete(ix.items, key)
 }
 
-// Replace swaps the whole content for objs at once: readers see the old content or the
-// new one, never a mix. The new maps are built before the swap, so a relist holds at
-// most two copies of the indexes (the objects themselves are shared, not copied).
-// Indexes may be added while it runs: it builds from a copy of the index functions taken
-// at the start, and indexes the new content by any function added meanwhile at the swap.
-func (ix *Indexer[T]) Replace(objs []T) error {
+// Bookmark records that the store holds the resource's state at resourceVersion: a
+// watch bookmark, or an event the store took no object from.
+func (ix *Indexer[T]) Bookmark(resourceVersion string) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.noteRV(resourceVersion)
+}
+
+// LastStoreSyncResourceVersion is the resourceVersion of the newest state the store
+// holds: the last object stored or deleted, relist or bookmark. It moves under the same
+// lock as the objects, so a reader never sees a version newer than the content (client-go
+// 1.36 has the same method; controllers compare it with their own writes to know whether
+// the cache has seen them).
+func (ix *Indexer[T]) LastStoreSyncResourceVersion() string {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.rv
+}
+
+func (ix *Indexer[T]) noteRV(rv string) {
+	if rv != "" {
+		ix.rv = rv
+	}
+}
+
+// Replace swaps the whole content for objs, stored at resourceVersion, at once: readers
+// see the old content or the new one, never a mix. The new maps are built before the
+// swap, so a relist holds at most two copies of the indexes (the objects themselves are
+// shared, not copied). Indexes may be added while it runs: it builds from a copy of the
+// index functions taken at the start, and indexes the new content by any function added
+// meanwhile at the swap.
+//
+// An object an index function fails on does not stop the rest: its key keeps its
+// previous state (or stays absent), and the error is a *ReplaceError naming each one.
+func (ix *Indexer[T]) Replace(objs []T, resourceVersion string) error {
 	ix.mu.RLock()
 	funcs := maps.Clone(ix.funcs)
 	ix.mu.RUnlock()
@@ -111,6 +215,8 @@ func (ix *Indexer[T]) Replace(objs []T) error {
 	for name := range funcs {
 		next.addIndex(name)
 	}
+	failed := map[string]*IndexError{}
+	buf := make([]indexValues, 0, len(funcs))
 	for _, obj := range objs {
 		key := object.Key(obj)
 		if _, dup := next.items[key]; dup {
@@ -118,11 +224,16 @@ func (ix *Indexer[T]) Replace(objs []T) error {
 			// entries of the earlier one must go with it.
 			next.unindex(key)
 		}
+		delete(failed, key)
+		staged, err := next.stage(buf[:0], key, obj)
+		if err != nil {
+			delete(next.items, key)
+			failed[key] = err.(*IndexError)
+			continue
+		}
 		next.items[key] = obj
-		for name := range funcs {
-			if err := next.indexOne(name, key, obj); err != nil {
-				return err
-			}
+		for _, s := range staged {
+			next.addValues(s.index, key, s.values)
 		}
 	}
 	ix.mu.Lock()
@@ -135,12 +246,31 @@ func (ix *Indexer[T]) Replace(objs []T) error {
 		next.addIndex(name)
 		for key, obj := range next.items {
 			if err := next.indexOne(name, key, obj); err != nil {
-				return err
+				next.unindex(key)
+				delete(next.items, key)
+				failed[key] = err
+			}
+		}
+	}
+	// Failed keys keep what the store had: the object and its entries, under every index.
+	for key := range failed {
+		if old, ok := ix.items[key]; ok {
+			next.items[key] = old
+			for name := range next.funcs {
+				next.addValues(name, key, ix.values[name][key])
 			}
 		}
 	}
 	ix.items, ix.indices, ix.values = next.items, next.indices, next.values
-	return nil
+	ix.noteRV(resourceVersion)
+	if len(failed) == 0 {
+		return nil
+	}
+	rerr := &ReplaceError{}
+	for _, key := range slices.Sorted(maps.Keys(failed)) {
+		rerr.Failed = append(rerr.Failed, failed[key])
+	}
+	return rerr
 }
 
 func (ix *Indexer[T]) addIndex(name string) {
@@ -148,10 +278,10 @@ func (ix *Indexer[T]) addIndex(name string) {
 	ix.values[name] = map[string][]string{}
 }
 
-func (ix *Indexer[T]) indexOne(name, key string, obj T) error {
+func (ix *Indexer[T]) indexOne(name, key string, obj T) *IndexError {
 	vals, err := ix.funcs[name](obj)
 	if err != nil {
-		return fmt.Errorf("indexer: index %q of %s: %w", name, key, err)
+		return &IndexError{Index: name, Key: key, Err: err}
 	}
 	ix.addValues(name, key, vals)
 	return nil

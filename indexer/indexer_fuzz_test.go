@@ -1,6 +1,7 @@
 package indexer
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -114,7 +115,26 @@ func indexPool() []namedIndex {
 		{"nothing", func(p *object.Pod) ([]string, error) { return nil, nil }},
 		{"ns-app", func(p *object.Pod) ([]string, error) { return []string{p.Namespace + "/" + p.Labels["app"]}, nil }},
 		{"rv", func(p *object.Pod) ([]string, error) { return []string{p.ResourceVersion}, nil }},
+		// fails on some objects: the store must keep the key's previous state whole.
+		{"fails", func(p *object.Pod) ([]string, error) {
+			if p.Labels["tier"] == "back" {
+				return nil, errBackTier
+			}
+			return []string{p.Labels["tier"]}, nil
+		}},
 	}
+}
+
+var errBackTier = errors.New("no index for the back tier")
+
+// fails reports whether an index function of the model fails on p.
+func (h *indexerHarness) fails(p *object.Pod) bool {
+	for _, fn := range h.funcs {
+		if _, err := fn(p); err != nil {
+			return true
+		}
+	}
+	return false
 }
 
 type indexerHarness struct {
@@ -177,27 +197,67 @@ func (h *indexerHarness) indexers(in *opReader) map[string]IndexFunc[*object.Pod
 }
 
 // addIndexers is AddIndexers on both: all of them are added, or none when a name is
-// taken.
+// taken or a function fails on a stored object.
 func (h *indexerHarness) addIndexers(t *testing.T, funcs map[string]IndexFunc[*object.Pod]) {
-	taken := false
-	for name := range funcs {
+	refused := false
+	for name, fn := range funcs {
 		_, dup := h.funcs[name]
-		taken = taken || dup
+		refused = refused || dup
+		for _, p := range h.objs {
+			_, err := fn(p)
+			refused = refused || err != nil
+		}
 	}
 	err := h.ix.AddIndexers(funcs)
-	if taken != (err != nil) {
+	if refused != (err != nil) {
 		t.Fatalf("AddIndexers(%v) = %v with indexes %v", slices.Sorted(maps.Keys(funcs)), err, slices.Sorted(maps.Keys(h.funcs)))
 	}
-	if !taken {
+	if !refused {
 		maps.Copy(h.funcs, funcs)
 	}
 }
 
-func (h *indexerHarness) replaceModel(objs []*object.Pod) {
-	h.objs = map[string]*object.Pod{}
+// replaceModel is a Replace on the model: the last object of each key, except those an
+// index function fails on, which keep their previous state (or stay absent).
+func (h *indexerHarness) replaceModel(objs []*object.Pod) (failed []string) {
+	last := map[string]*object.Pod{}
 	for _, p := range objs {
-		h.objs[object.Key(p)] = p
+		last[object.Key(p)] = p
 	}
+	next := map[string]*object.Pod{}
+	for key, p := range last {
+		if !h.fails(p) {
+			next[key] = p
+			continue
+		}
+		failed = append(failed, key)
+		if old, ok := h.objs[key]; ok {
+			next[key] = old
+		}
+	}
+	h.objs = next
+	slices.Sort(failed)
+	return failed
+}
+
+// checkReplaceError checks that a Replace's error names exactly the failed keys.
+func checkReplaceError(err error, failed []string) error {
+	var got []string
+	var rerr *ReplaceError
+	if errors.As(err, &rerr) {
+		for _, f := range rerr.Failed {
+			if !errors.Is(f, errBackTier) {
+				return fmt.Errorf("failure %v is not the index function's", f)
+			}
+			got = append(got, f.Key)
+		}
+	} else if err != nil {
+		return err
+	}
+	if !slices.Equal(got, failed) {
+		return fmt.Errorf("Replace reported %v failed, the model %v", got, failed)
+	}
+	return nil
 }
 
 // apply reads one operation, applies it to the indexer and the model, and says what it was.
@@ -205,13 +265,19 @@ func (h *indexerHarness) apply(t *testing.T, in *opReader) string {
 	switch op := in.next(numOps); op {
 	case opAdd, opUpdate:
 		p := h.object(in)
+		var err error
 		if op == opAdd {
-			_ = h.ix.Add(p)
+			err = h.ix.Add(p)
 		} else {
-			_ = h.ix.Update(p)
+			err = h.ix.Update(p)
 		}
-		h.objs[object.Key(p)] = p
-		return fmt.Sprintf("store %s %v", object.Key(p), p.Labels)
+		if fails := h.fails(p); fails != (err != nil) {
+			t.Fatalf("storing %s %v: error %v, the model says failing is %v", object.Key(p), p.Labels, err, fails)
+		}
+		if err == nil {
+			h.objs[object.Key(p)] = p
+		}
+		return fmt.Sprintf("store %s %v (%v)", object.Key(p), p.Labels, err)
 	case opDelete:
 		p := h.object(in) // another state of the object: Delete goes by key
 		h.ix.Delete(p)
@@ -225,10 +291,10 @@ func (h *indexerHarness) apply(t *testing.T, in *opReader) string {
 		return "delete key " + key
 	case opReplace:
 		objs := h.objects(in, 0)
-		if err := h.ix.Replace(objs); err != nil {
+		err := h.ix.Replace(objs, "")
+		if err := checkReplaceError(err, h.replaceModel(objs)); err != nil {
 			t.Fatal(err)
 		}
-		h.replaceModel(objs)
 		return fmt.Sprintf("replace with %s", describe(objs))
 	case opAddIndexers:
 		funcs := h.indexers(in)
@@ -268,7 +334,7 @@ func (h *indexerHarness) replaceWhileAdding(t *testing.T, objs []*object.Pod, fu
 	var once sync.Once
 	h.onBuild = func() { once.Do(func() { close(building); <-proceed }) }
 	done := make(chan error, 1)
-	go func() { done <- h.ix.Replace(objs) }()
+	go func() { done <- h.ix.Replace(objs, "") }()
 	<-building
 	h.addIndexers(t, funcs)
 	if err := h.check(); err != nil { // the old content, under the new indexes too
@@ -277,11 +343,11 @@ func (h *indexerHarness) replaceWhileAdding(t *testing.T, objs []*object.Pod, fu
 		t.Fatalf("while a Replace was building: %v", err)
 	}
 	close(proceed)
-	if err := <-done; err != nil {
+	err := <-done
+	h.onBuild = nil
+	if err := checkReplaceError(err, h.replaceModel(objs)); err != nil {
 		t.Fatal(err)
 	}
-	h.onBuild = nil
-	h.replaceModel(objs)
 }
 
 // someValue picks a value the index has in the model, or one it has not.

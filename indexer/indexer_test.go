@@ -135,7 +135,7 @@ func TestReplaceAndNoLeaks(t *testing.T) {
 		t.Errorf("%d index entries left after deleting everything", n)
 	}
 	ix.Add(pod("x", "old", map[string]string{"app": "gone"}))
-	ix.Replace([]*object.Pod{pod("y", "new", map[string]string{"app": "web"})})
+	ix.Replace([]*object.Pod{pod("y", "new", map[string]string{"app": "web"})}, "")
 	if d := cmp.Diff([]string{"y/new"}, ix.ListKeys()); d != "" {
 		t.Error(d)
 	}
@@ -155,7 +155,7 @@ func TestReplaceIsAtomic(t *testing.T) {
 		}
 		return ps
 	}
-	ix.Replace(gen("old"))
+	ix.Replace(gen("old"), "")
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	wg.Add(1)
@@ -167,7 +167,7 @@ func TestReplaceIsAtomic(t *testing.T) {
 				return
 			default:
 			}
-			ix.Replace(gen([]string{"old", "new"}[i%2]))
+			ix.Replace(gen([]string{"old", "new"}[i%2]), "")
 		}
 	}()
 	for range 2000 {
@@ -203,7 +203,7 @@ func TestAddIndexersDuringReplace(t *testing.T) {
 		pod("b", "p2", map[string]string{"app": "db"}),
 	}
 	done := make(chan error)
-	go func() { done <- ix.Replace(objs) }()
+	go func() { done <- ix.Replace(objs, "") }()
 	<-building // Replace is between its snapshot of the index functions and its swap
 	if err := ix.AddIndexers(map[string]IndexFunc[*object.Pod]{"app": byApp}); err != nil {
 		t.Fatal(err)

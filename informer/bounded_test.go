@@ -38,7 +38,7 @@ func TestStuckHandlerKeepsMemoryFlat(t *testing.T) {
 	leakcheck.Check(t)
 
 	src := newChurn(objects, events, measureAt)
-	inf := New[*object.Pod](src, Options[*object.Pod]{Name: "pods"})
+	inf := mustNew(t, src, Options[*object.Pod]{Name: "pods"})
 	h := newStuckHandler()
 	reg, err := inf.AddEventHandler(h, HandlerOptions{BufferSize: bufferSize})
 	if err != nil {

@@ -21,6 +21,24 @@
 //   - per-handler resync periods re-deliver the cache without contacting the server.
 //
 // Objects are transformed before they are stored (by default metadata.managedFields is
-// dropped). Typed Listers read the cache with label selectors and indexes. Status says
-// why an informer is not synced, and WaitForSync returns that reason when it gives up.
+// dropped, and equal label and annotation maps are shared through the informer's own
+// object.MapTable). Typed Listers read the cache with label selectors and indexes.
+// Status says why an informer is not synced, and WaitForSync returns that reason when it
+// gives up.
+//
+// No failure is silent, and none spreads:
+//   - an object an index function fails on is left out of the cache (its key keeps its
+//     previous state, which handlers already know) until a later state of it can be
+//     stored; everything else keeps flowing, and the status (StoreError, LeftOut), the
+//     log and kinformer_informer_store_errors_total say which key and why;
+//   - a handler that panics is stopped, alone: its Registration's Stopped and Err say why,
+//     WaitForSync fails at once if it had not synced, and the status, the log (with the
+//     stack) and kinformer_informer_handler_panics_total report it;
+//   - cached objects are read-only, and the MutationDetector (an option, or
+//     KINFORMER_CACHE_MUTATION_DETECTOR=true) names any that code changes in place, with
+//     the path of the changed field.
+//
+// LastStoreSyncResourceVersion says how far the cache has followed the server
+// (bookmarks included): controllers compare it with their own writes' versions, so they
+// never act on a cache that has not seen them.
 package informer

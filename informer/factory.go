@@ -44,6 +44,8 @@ type FactoryOptions struct {
 	// Logger is every informer's Options.Logger: relists and why, fallbacks, backoffs,
 	// broken watches, coalescing handlers. nil is silent.
 	Logger *slog.Logger
+	// MutationDetector is every informer's (see MutationDetector).
+	MutationDetector MutationDetector
 }
 
 type runnable interface {
@@ -104,7 +106,11 @@ func For[T object.Object](ctx context.Context, f *Factory, resource string, sel 
 		lw = lw.MetadataOnly()
 		name += "(metadata)"
 	}
-	inf := New[T](lw, Options[T]{Name: name, Reflector: ropts, Metrics: f.opts.Metrics, Tracer: f.opts.Tracer, Logger: f.opts.Logger})
+	inf, err := New[T](lw, Options[T]{Name: name, Reflector: ropts, Metrics: f.opts.Metrics, Tracer: f.opts.Tracer,
+		Logger: f.opts.Logger, MutationDetector: f.opts.MutationDetector})
+	if err != nil {
+		return nil, err
+	}
 	f.informers[key] = inf
 	f.order = append(f.order, key)
 	if f.ctx != nil {

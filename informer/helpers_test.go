@@ -196,3 +196,13 @@ func (e *env) gapThenRelist(t *testing.T, rec *recorder, change func()) {
 	f.FailRequests(0, 0, 0, nil)
 	testwait.Eventually(t, 10*time.Second, func() bool { return cmp.Equal(rec.snapshot(), e.serverState(t)) }, "waiting for the relist")
 }
+
+// mustNew is New for options that are right.
+func mustNew(t testing.TB, lw reflector.ListerWatcher[*object.Pod], opts Options[*object.Pod]) *Informer[*object.Pod] {
+	t.Helper()
+	inf, err := New[*object.Pod](lw, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inf
+}

@@ -27,10 +27,12 @@ type Options[T object.Object] struct {
 	// Transform changes each object before it is stored. The default, StripManagedFields,
 	// drops metadata.managedFields, which no controller reads and which is often the
 	// largest part of an object; with it the reflector also asks for objects decoded
-	// without them (reflector.Options.DropManagedFields), so they are never built, and
-	// with labels and annotations in maps shared between objects (ShareMaps: the cache's
-	// objects are read-only, and this transform leaves the maps alone). Your own
-	// transform gets maps it may change. NoTransform keeps objects as received.
+	// without them, so they are never built, and with labels and annotations from the
+	// informer's own map table (object.MapTable: equal maps are one map, which is sound
+	// because the cache's objects are read-only and this transform leaves the maps
+	// alone). Your own transform gets objects with maps of their own, which it may
+	// change; what it returns is then shared through the same table. NoTransform keeps
+	// objects as received.
 	Transform func(T) T
 	// Indexers are added before the informer starts (more can be added later).
 	Indexers map[string]indexer.IndexFunc[T]
@@ -47,6 +49,9 @@ type Options[T object.Object] struct {
 	// which it is handed to, and marks trace.Stored once an event is in the cache. A
 	// handler marks trace.Delivered when its HandlerOptions.Tracer is set. nil is off.
 	Tracer trace.Tracer
+	// MutationDetector finds code that changes cached objects in place (see
+	// MutationDetector). Off unless enabled here or by the environment.
+	MutationDetector MutationDetector
 }
 
 // StripManagedFields is the default transform: it drops metadata.managedFields.
@@ -86,7 +91,13 @@ type Informer[T object.Object] struct {
 	tracer    trace.Tracer
 	log       *slog.Logger
 	statusFns notify.List[SyncStatus]
-	shared    mapShare // used under mu, by process
+	// maps shares equal label and annotation maps between the cache's objects: the
+	// decoder's table with the default transform, or the one process shares a custom
+	// transform's results through (customTransform).
+	maps            *object.MapTable
+	customTransform bool
+	failures        failures          // objects the cache could not take, handlers that panicked
+	mutations       *mutationDetector // nil unless enabled
 
 	// mu serialises the processing of one item with handler registration, so a late
 	// handler's replay and the events after it line up exactly.
@@ -99,12 +110,14 @@ type Informer[T object.Object] struct {
 	resyncKick chan struct{}
 }
 
-// New builds an informer over lw. Run starts it.
-func New[T object.Object](lw reflector.ListerWatcher[T], opts Options[T]) *Informer[T] {
-	if opts.Transform == nil {
+// New builds an informer over lw. Run starts it. It fails when an option is wrong: an
+// index named like one the cache has (indexer.NamespaceIndex is built in).
+func New[T object.Object](lw reflector.ListerWatcher[T], opts Options[T]) (*Informer[T], error) {
+	maps := object.NewMapTable()
+	custom := opts.Transform != nil
+	if !custom {
 		opts.Transform = StripManagedFields[T]
-		opts.Reflector.DropManagedFields = true
-		opts.Reflector.ShareMaps = true
+		opts.Reflector.Decode = object.DecodeOptions{DropManagedFields: true, Maps: maps}
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.Real{}
@@ -126,25 +139,32 @@ func New[T object.Object](lw reflector.ListerWatcher[T], opts Options[T]) *Infor
 	}
 	inf := &Informer[T]{name: opts.Name, fifo: deltafifo.New[T](), cache: indexer.New[T](),
 		transform: opts.Transform, clock: opts.Clock, tracer: opts.Tracer, synced: make(chan struct{}),
-		resyncKick: make(chan struct{}, 1), log: opts.Logger.With("informer", opts.Name)}
+		resyncKick: make(chan struct{}, 1), log: opts.Logger.With("informer", opts.Name),
+		maps: maps, customTransform: custom}
+	if len(opts.Indexers) > 0 {
+		if err := inf.cache.AddIndexers(opts.Indexers); err != nil {
+			return nil, fmt.Errorf("informer %s: %w", opts.Name, err)
+		}
+	}
 	if opts.Metrics != nil {
 		inf.metrics = opts.Metrics.forInformer(opts.Name, inf)
 		opts.Reflector.Metrics = inf.metrics
 	}
-	if len(opts.Indexers) > 0 {
-		_ = inf.cache.AddIndexers(opts.Indexers) // a fresh indexer has only "namespace"
-	}
+	inf.mutations = newMutationDetector(opts.MutationDetector, opts.Clock, inf.log, inf.metrics, inf.mutationFound)
 	inf.reflector = reflector.New[T](lw, relistStore[T]{inf.fifo, inf.cache}, opts.Reflector)
-	inf.reflector.OnStatus(func(s reflector.Status) {
-		inf.statusFns.Notify(SyncStatus{Synced: inf.HasSynced(), Status: s})
+	inf.reflector.OnStatus(func(rs reflector.Status) {
+		s := SyncStatus{Synced: inf.HasSynced(), Status: rs} // this transition, not a later one
+		inf.failures.fill(&s)
+		inf.statusFns.Notify(s)
 	})
-	return inf
+	return inf, nil
 }
 
 // The informer's parts, checked where they are put together.
 var (
 	_ reflector.Store[*object.Pod]         = relistStore[*object.Pod]{}
 	_ reflector.Reuser[*object.Pod]        = relistStore[*object.Pod]{}
+	_ reflector.Bookmarker                 = relistStore[*object.Pod]{}
 	_ reflector.ListerWatcher[*object.Pod] = (*listwatch.Resource[*object.Pod])(nil)
 	_ reflector.Metrics                    = (*informerMetrics)(nil)
 	_ Syncer                               = (*Informer[*object.Pod])(nil)
@@ -183,6 +203,19 @@ func (r *Registration[T]) HasSynced() bool { return r.l.hasSynced() }
 // Synced is closed when HasSynced becomes true.
 func (r *Registration[T]) Synced() <-chan struct{} { return r.l.synced }
 
+// Stopped is closed when the handler has been stopped by a panic (see HandlerPanic).
+func (r *Registration[T]) Stopped() <-chan struct{} { return r.l.failed }
+
+// Err returns the *HandlerPanic that stopped the handler, or nil while it runs.
+func (r *Registration[T]) Err() error {
+	r.l.mu.Lock()
+	defer r.l.mu.Unlock()
+	if r.l.err == nil {
+		return nil // not a typed nil
+	}
+	return r.l.err
+}
+
 // Remove stops deliveries to the handler (a call in progress finishes).
 func (r *Registration[T]) Remove() {
 	r.inf.mu.Lock()
@@ -207,7 +240,7 @@ func (inf *Informer[T]) AddEventHandler(h Handler[T], opts HandlerOptions) (*Reg
 	if inf.stopping {
 		return nil, errors.New("informer: AddEventHandler after shutdown")
 	}
-	l := newListener(h, opts, inf.log)
+	l := newListener(h, opts, inf.log, inf.handlerFailed)
 	if opts.ResyncPeriod > 0 {
 		l.nextResync = inf.clock.Now().Add(opts.ResyncPeriod)
 		select {
@@ -256,6 +289,10 @@ func (inf *Informer[T]) Run(ctx context.Context) {
 	go func() { defer loops.Done(); inf.reflector.Run(ctx) }()
 	go func() { defer loops.Done(); inf.processLoop(ctx) }()
 	go func() { defer loops.Done(); inf.resyncLoop(ctx) }()
+	if inf.mutations != nil {
+		loops.Add(1)
+		go func() { defer loops.Done(); inf.mutations.run(ctx) }()
+	}
 	<-ctx.Done()
 	inf.fifo.Close()
 	loops.Wait()
@@ -269,11 +306,13 @@ func (inf *Informer[T]) Run(ctx context.Context) {
 	inf.wg.Wait()
 }
 
+// processLoop applies the FIFO's items until it is closed. An item the cache cannot
+// take does not stop it (see process): one bad object must not freeze the whole cache.
 func (inf *Informer[T]) processLoop(ctx context.Context) {
 	for {
 		synced := inf.HasSynced()
 		if err := inf.fifo.Pop(ctx, inf.process); err != nil {
-			return
+			return // closed, or ctx ended: process never fails
 		}
 		if !synced && inf.HasSynced() {
 			// Told here, outside inf.mu, so a subscriber may call back into the informer.
@@ -282,42 +321,77 @@ func (inf *Informer[T]) processLoop(ctx context.Context) {
 	}
 }
 
-// process applies one queue item to the cache and notifies the handlers.
+// process applies one queue item to the cache and notifies the handlers. An object an
+// index function fails on is left out (its key keeps its previous state, which handlers
+// already know) and reported (see failures); the rest goes on.
 func (inf *Informer[T]) process(it *deltafifo.Item[T]) error {
 	inf.mu.Lock()
-	defer inf.mu.Unlock()
+	changed := inf.processLocked(it)
+	inf.mu.Unlock()
+	if changed {
+		inf.statusFns.Notify(inf.Status())
+	}
+	return nil
+}
+
+// processLocked is process under inf.mu; it reports whether the store failures changed.
+func (inf *Informer[T]) processLocked(it *deltafifo.Item[T]) (failuresChanged bool) {
 	now := inf.clock.Now()
 	switch {
 	case it.Replace != nil:
 		return inf.processReplace(it.Replace, now)
 	case it.Resync:
 		inf.processResync(now)
-		return nil
+		return false
+	case it.Bookmark != "":
+		inf.cache.Bookmark(it.Bookmark)
+		return false
 	}
 	d := it.Delta
 	switch d.Type {
 	case deltafifo.Added, deltafifo.Updated:
-		obj := inf.transform(d.Object)
+		obj := inf.prepare(d.Object)
 		old, existed := inf.cache.Get(d.Key)
-		inf.shared.shareMeta(obj, prevOf(old, existed))
 		if err := inf.cache.Update(obj); err != nil {
-			return err
+			// The cache stays as it was, and so do the handlers' views; the cache has
+			// still followed the server this far.
+			inf.cache.Bookmark(obj.Meta().ResourceVersion)
+			return inf.storeFailed(d.Key, err)
 		}
+		inf.mutations.stored(d.Key, obj)
 		inf.traceStored(obj)
 		notes, n := changeNotes(old, existed, obj, false, now)
 		for _, note := range notes[:n] {
 			inf.notify(note)
 		}
+		return inf.storeRecovered(d.Key)
 	case deltafifo.Deleted:
 		obj := inf.transform(d.Object)
 		if _, existed := inf.cache.Get(d.Key); !existed {
-			return nil // never seen (e.g. created and deleted during a relist): nothing to undo
+			// Never seen (e.g. created and deleted during a relist): nothing to undo, but
+			// the cache has followed the server this far.
+			inf.cache.Bookmark(d.Object.Meta().ResourceVersion)
+			return inf.storeRecovered(d.Key)
 		}
-		inf.cache.DeleteKey(d.Key)
+		inf.cache.Delete(d.Object)
+		inf.mutations.removed(d.Key)
 		inf.traceStored(obj)
 		inf.notify(note[T]{kind: noteDelete, obj: obj, fsu: d.FinalStateUnknown, at: now})
+		return inf.storeRecovered(d.Key)
 	}
-	return nil
+	return false
+}
+
+// prepare transforms an object on its way into the cache. The default transform's
+// objects come from the decoder with shared maps already; a custom transform's are
+// shared here, once it has had its way with them.
+func (inf *Informer[T]) prepare(obj T) T {
+	obj = inf.transform(obj)
+	if inf.customTransform {
+		m := obj.Meta()
+		m.Labels, m.Annotations = inf.maps.Share(m.Labels), inf.maps.Share(m.Annotations)
+	}
+	return obj
 }
 
 // traceStored marks trace.Stored: the event is in the cache. The handlers are told after
@@ -331,7 +405,8 @@ func (inf *Informer[T]) traceStored(obj T) {
 // processReplace applies a relist atomically: the cache switches to the listed state in
 // one step, then handlers hear what changed: adds (initial ones for the first list),
 // updates for objects whose resourceVersion moved, and tombstones for objects gone.
-func (inf *Informer[T]) processReplace(r *deltafifo.Replace[T], now time.Time) error {
+// Objects the cache could not take keep their previous state and are not announced.
+func (inf *Informer[T]) processReplace(r *deltafifo.Replace[T], now time.Time) (failuresChanged bool) {
 	replaced, tombstones := deltafifo.ReplaceDeltas[T](r, inf.cache)
 	var notes []note[T]
 	for i, d := range replaced { // replaced[i] is r.Objects[i]
@@ -339,8 +414,7 @@ func (inf *Informer[T]) processReplace(r *deltafifo.Replace[T], now time.Time) e
 		if existed && old.Meta() == d.Object.Meta() {
 			continue // reused by the reflector: the stored object, already transformed
 		}
-		obj := inf.transform(d.Object)
-		inf.shared.shareMeta(obj, prevOf(old, existed))
+		obj := inf.prepare(d.Object)
 		r.Objects[i] = obj
 		if existed && old.Meta().ResourceVersion == obj.Meta().ResourceVersion {
 			continue // unchanged: a relist is not news
@@ -351,11 +425,29 @@ func (inf *Informer[T]) processReplace(r *deltafifo.Replace[T], now time.Time) e
 	for _, d := range tombstones {
 		notes = append(notes, note[T]{kind: noteDelete, obj: d.Object, fsu: true, at: now})
 	}
-	if err := inf.cache.Replace(r.Objects); err != nil {
-		return err
+	err := inf.cache.Replace(r.Objects, r.ResourceVersion)
+	failed := map[string]error{}
+	var rerr *indexer.ReplaceError
+	if errors.As(err, &rerr) {
+		for _, f := range rerr.Failed {
+			failed[f.Key] = f
+		}
 	}
 	for _, n := range notes {
-		inf.notify(n)
+		if _, bad := failed[object.Key(n.obj)]; !bad {
+			inf.notify(n)
+		}
+	}
+	failuresChanged = inf.replaceFailures(failed)
+	if inf.mutations != nil {
+		for _, d := range tombstones {
+			inf.mutations.removed(d.Key)
+		}
+		for _, obj := range r.Objects {
+			if key := object.Key(obj); failed[key] == nil {
+				inf.mutations.stored(key, obj)
+			}
+		}
 	}
 	if r.Initial {
 		for _, l := range inf.listeners {
@@ -363,7 +455,7 @@ func (inf *Informer[T]) processReplace(r *deltafifo.Replace[T], now time.Time) e
 		}
 		close(inf.synced)
 	}
-	return nil
+	return failuresChanged
 }
 
 // changeNotes says how handlers hear that a key now holds obj: an add if it held nothing,
@@ -446,43 +538,6 @@ func (inf *Informer[T]) processResync(now time.Time) {
 	}
 }
 
-// HasSynced reports whether the initial list has been processed into the cache.
-func (inf *Informer[T]) HasSynced() bool {
-	select {
-	case <-inf.synced:
-		return true
-	default:
-		return false
-	}
-}
-
-// Synced is closed once HasSynced is true.
-func (inf *Informer[T]) Synced() <-chan struct{} { return inf.synced }
-
-// SyncStatus says whether the informer is synced and, if not, why not: its reflector's
-// Status (LastError is the reason it is not synced yet: 403 on list, unknown resource...).
-type SyncStatus struct {
-	Synced bool
-	reflector.Status
-}
-
-// Status returns the informer's sync status.
-func (inf *Informer[T]) Status() SyncStatus {
-	return SyncStatus{Synced: inf.HasSynced(), Status: inf.reflector.Status()}
-}
-
-// OnStatus calls f on every transition of the informer's status: its reflector's (see
-// reflector.Reflector.OnStatus: relists, backoffs, fallbacks, errors; not each event),
-// and the moment it has synced. f runs on the informer's goroutines and must be quick.
-// The returned function unregisters f.
-func (inf *Informer[T]) OnStatus(f func(SyncStatus)) (remove func()) { return inf.statusFns.Add(f) }
-
-func (inf *Informer[T]) forgetMetrics() {
-	if inf.metrics != nil {
-		inf.metrics.forget()
-	}
-}
-
 // Cache returns the informer's indexer (read-only objects; see package indexer).
 func (inf *Informer[T]) Cache() *indexer.Indexer[T] { return inf.cache }
 
@@ -491,43 +546,3 @@ func (inf *Informer[T]) Lister() Lister[T] { return Lister[T]{cache: inf.cache} 
 
 // Name returns the informer's name.
 func (inf *Informer[T]) Name() string { return inf.name }
-
-// Syncer is anything WaitForSync can wait for: informers and handler registrations.
-type Syncer interface {
-	Synced() <-chan struct{}
-}
-
-// statuser is implemented by informers, to explain a timeout.
-type statuser interface{ Status() SyncStatus }
-
-// WaitForSync blocks until every syncer has synced, or ctx ends. On ctx's end the error
-// says which informers are not synced and why (their last error), instead of just "timed
-// out". It waits on channels, without polling.
-func WaitForSync(ctx context.Context, syncers ...Syncer) error {
-	for _, s := range syncers {
-		select {
-		case <-s.Synced():
-		case <-ctx.Done():
-			var errs []error
-			for _, s := range syncers {
-				select {
-				case <-s.Synced():
-					continue
-				default:
-				}
-				if st, ok := s.(statuser); ok {
-					status := st.Status()
-					if status.LastError != nil {
-						errs = append(errs, fmt.Errorf("not synced (%s): %w", status.State, status.LastError))
-						continue
-					}
-					errs = append(errs, fmt.Errorf("not synced (%s)", status.State))
-					continue
-				}
-				errs = append(errs, errors.New("a handler has not synced"))
-			}
-			return fmt.Errorf("waiting for caches to sync: %w: %w", ctx.Err(), errors.Join(errs...))
-		}
-	}
-	return nil
-}

@@ -22,7 +22,7 @@ func TestInformerDeliversInitialListThenChanges(t *testing.T) {
 	e := newEnv(t, apisim.Options{})
 	e.create(t, "a", map[string]string{"app": "web"})
 	e.create(t, "b", map[string]string{"app": "db"})
-	inf := New[*object.Pod](e.pods, Options[*object.Pod]{Name: "pods", Reflector: fastReflector()})
+	inf := mustNew(t, e.pods, Options[*object.Pod]{Name: "pods", Reflector: fastReflector()})
 	rec := newRecorder()
 	reg, _ := inf.AddEventHandler(rec, HandlerOptions{})
 	run(t, inf)
@@ -51,7 +51,7 @@ func TestInformerDeliversInitialListThenChanges(t *testing.T) {
 func TestLateHandlerGetsReplayAndOwnSync(t *testing.T) {
 	e := newEnv(t, apisim.Options{})
 	e.create(t, "a", nil)
-	inf := New[*object.Pod](e.pods, Options[*object.Pod]{Reflector: fastReflector()})
+	inf := mustNew(t, e.pods, Options[*object.Pod]{Reflector: fastReflector()})
 	run(t, inf)
 	if err := WaitForSync(testwait.Context(t, 10*time.Second), inf); err != nil {
 		t.Fatal(err)
@@ -83,7 +83,7 @@ func TestLateHandlerGetsReplayAndOwnSync(t *testing.T) {
 // (coalescing), and once released it ends with exactly the server's state.
 func TestSlowHandlerNeitherBlocksOthersNorLosesFinalState(t *testing.T) {
 	e := newEnv(t, apisim.Options{})
-	inf := New[*object.Pod](e.pods, Options[*object.Pod]{Reflector: fastReflector()})
+	inf := mustNew(t, e.pods, Options[*object.Pod]{Reflector: fastReflector()})
 	fast, slow := newRecorder(), newRecorder()
 	slow.block = make(chan struct{})
 	inf.AddEventHandler(fast, HandlerOptions{Name: "fast"})
@@ -120,7 +120,7 @@ func TestRelistAfterCompactionEmitsTombstones(t *testing.T) {
 	e.create(t, "keep", nil)
 	e.create(t, "doomed", nil)
 	e.create(t, "reborn", nil)
-	inf := New[*object.Pod](e.pods, Options[*object.Pod]{Reflector: fastReflector()})
+	inf := mustNew(t, e.pods, Options[*object.Pod]{Reflector: fastReflector()})
 	rec := newRecorder()
 	inf.AddEventHandler(rec, HandlerOptions{})
 	run(t, inf)
@@ -163,7 +163,7 @@ func TestRecoversFromStreamFaults(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t, apisim.Options{})
-			inf := New[*object.Pod](e.pods, Options[*object.Pod]{Reflector: fastReflector()})
+			inf := mustNew(t, e.pods, Options[*object.Pod]{Reflector: fastReflector()})
 			rec := newRecorder()
 			inf.AddEventHandler(rec, HandlerOptions{})
 			run(t, inf)
@@ -188,7 +188,7 @@ func TestIdleWatchIsReplaced(t *testing.T) {
 	e := newEnv(t, apisim.Options{BookmarkInterval: time.Hour})
 	ro := fastReflector()
 	ro.WatchTimeoutMin, ro.WatchTimeoutMax, ro.IdleMargin = time.Second, time.Second, 200*time.Millisecond
-	inf := New[*object.Pod](e.pods, Options[*object.Pod]{Reflector: ro})
+	inf := mustNew(t, e.pods, Options[*object.Pod]{Reflector: ro})
 	rec := newRecorder()
 	inf.AddEventHandler(rec, HandlerOptions{})
 	run(t, inf)
@@ -203,7 +203,7 @@ func TestIdleWatchIsReplaced(t *testing.T) {
 func TestStatusExplainsWhyNotSynced(t *testing.T) {
 	e := newEnv(t, apisim.Options{})
 	e.sim.Faults().Forbid("pods", true)
-	inf := New[*object.Pod](e.pods, Options[*object.Pod]{Name: "pods", Reflector: fastReflector()})
+	inf := mustNew(t, e.pods, Options[*object.Pod]{Name: "pods", Reflector: fastReflector()})
 	run(t, inf)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
@@ -249,7 +249,7 @@ func TestExpiredContinueTokenFallsBackToFullList(t *testing.T) {
 	ro := fastReflector()
 	ro.PageSize = 10
 	lw := &expiringLister{Resource: e.pods, sim: e.sim}
-	inf := New[*object.Pod](lw, Options[*object.Pod]{Reflector: ro})
+	inf := mustNew(t, lw, Options[*object.Pod]{Reflector: ro})
 	run(t, inf)
 	if err := WaitForSync(testwait.Context(t, 10*time.Second), inf); err != nil {
 		t.Fatal(err)
@@ -277,7 +277,7 @@ func TestStreamingList(t *testing.T) {
 			tt.fault(e.sim.Faults())
 			ro := fastReflector()
 			ro.StreamingList, ro.InitialEventsTimeout = true, 300*time.Millisecond
-			inf := New[*object.Pod](e.pods, Options[*object.Pod]{Reflector: ro})
+			inf := mustNew(t, e.pods, Options[*object.Pod]{Reflector: ro})
 			rec := newRecorder()
 			inf.AddEventHandler(rec, HandlerOptions{})
 			run(t, inf)
@@ -300,7 +300,7 @@ func TestPerHandlerResync(t *testing.T) {
 	e := newEnv(t, apisim.Options{})
 	e.create(t, "a", nil)
 	counting := &countingWatcher{Resource: e.pods}
-	inf := New[*object.Pod](counting, Options[*object.Pod]{Reflector: fastReflector()})
+	inf := mustNew(t, counting, Options[*object.Pod]{Reflector: fastReflector()})
 	resynced, plain := newRecorder(), newRecorder()
 	inf.AddEventHandler(resynced, HandlerOptions{ResyncPeriod: 50 * time.Millisecond})
 	inf.AddEventHandler(plain, HandlerOptions{})
@@ -340,7 +340,7 @@ func TestTransformStripsManagedFieldsByDefault(t *testing.T) {
 			}
 			create("listed")
 			counting := &countingWatcher{Resource: e.pods}
-			inf := New[*object.Pod](counting, Options[*object.Pod]{Reflector: fastReflector(), Transform: c.transform})
+			inf := mustNew(t, counting, Options[*object.Pod]{Reflector: fastReflector(), Transform: c.transform})
 			run(t, inf)
 			testwait.Eventually(t, 10*time.Second, inf.HasSynced, "waiting for sync")
 			create("watched")
@@ -355,7 +355,7 @@ func TestTransformStripsManagedFieldsByDefault(t *testing.T) {
 				t.Errorf("DropManagedFields asked of list %v, of watch %v; want %v", l, w, c.dropped)
 			}
 			if l, w := counting.shareList.Load(), counting.shareWatch.Load(); l != c.dropped || w != c.dropped {
-				t.Errorf("ShareMaps asked of list %v, of watch %v; want %v", l, w, c.dropped)
+				t.Errorf("a map table given to list %v, to watch %v; want %v", l, w, c.dropped)
 			}
 		})
 	}
@@ -366,7 +366,7 @@ func TestShortWatchesBackOff(t *testing.T) {
 	counting := &countingWatcher{Resource: e.pods}
 	ro := fastReflector()
 	ro.Backoff.Initial, ro.Backoff.Max = 100*time.Millisecond, time.Second
-	inf := New[*object.Pod](counting, Options[*object.Pod]{Reflector: ro})
+	inf := mustNew(t, counting, Options[*object.Pod]{Reflector: ro})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	counting.closeAtOnce = true
@@ -382,21 +382,21 @@ type countingWatcher struct {
 	*listwatch.Resource[*object.Pod]
 	lists, watches        atomic.Int32
 	dropList, dropWatch   atomic.Bool // the last call's DropManagedFields
-	shareList, shareWatch atomic.Bool // and ShareMaps
+	shareList, shareWatch atomic.Bool // and whether it had a map table
 	closeAtOnce           bool
 }
 
 func (c *countingWatcher) List(ctx context.Context, opts listwatch.ListOptions) (*object.List[*object.Pod], error) {
 	c.lists.Add(1)
-	c.dropList.Store(opts.DropManagedFields)
-	c.shareList.Store(opts.ShareMaps)
+	c.dropList.Store(opts.Decode.DropManagedFields)
+	c.shareList.Store(opts.Decode.Maps != nil)
 	return c.Resource.List(ctx, opts)
 }
 
 func (c *countingWatcher) Watch(ctx context.Context, opts listwatch.WatchOptions) (listwatch.Stream[*object.Pod], error) {
 	c.watches.Add(1)
-	c.dropWatch.Store(opts.DropManagedFields)
-	c.shareWatch.Store(opts.ShareMaps)
+	c.dropWatch.Store(opts.Decode.DropManagedFields)
+	c.shareWatch.Store(opts.Decode.Maps != nil)
 	if c.closeAtOnce {
 		opts.TimeoutSeconds = 0
 		opts.IdleTimeout = time.Millisecond
@@ -417,7 +417,7 @@ func TestRelistReusesUnchangedObjects(t *testing.T) {
 		n.(*atomic.Int32).Add(1)
 		return p
 	}
-	inf := New[*object.Pod](e.pods, Options[*object.Pod]{Reflector: fastReflector(), Transform: count})
+	inf := mustNew(t, e.pods, Options[*object.Pod]{Reflector: fastReflector(), Transform: count})
 	rec := newRecorder()
 	inf.AddEventHandler(rec, HandlerOptions{})
 	run(t, inf)

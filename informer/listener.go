@@ -1,7 +1,9 @@
 package informer
 
 import (
+	"context"
 	"log/slog"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -82,14 +84,23 @@ type listener[T object.Object] struct {
 	coalescedN uint64
 
 	// log hears when the buffer starts to coalesce and when the handler has caught up:
-	// a slow handler, told once per episode rather than per notification.
+	// a slow handler, told once per episode rather than per notification. An episode
+	// during the initial list (or a late handler's replay) is not a slow handler but a
+	// burst larger than the buffer: it is logged at debug level only.
 	log           *slog.Logger
 	episodeStartN uint64 // coalescedN when the current episode began
+	episodeLevel  slog.Level
+
+	// A handler that panics is stopped (see deliver): err says why, stopped is closed,
+	// and onFail tells the informer, on the handler's goroutine.
+	err    *HandlerPanic
+	failed chan struct{}
+	onFail func(*listener[T], *HandlerPanic)
 }
 
-func newListener[T object.Object](h Handler[T], opts HandlerOptions, log *slog.Logger) *listener[T] {
+func newListener[T object.Object](h Handler[T], opts HandlerOptions, log *slog.Logger, onFail func(*listener[T], *HandlerPanic)) *listener[T] {
 	l := &listener[T]{h: h, name: opts.Name, capacity: opts.BufferSize, resync: opts.ResyncPeriod, tracer: opts.Tracer,
-		overflow: map[string]*coalesced[T]{}, synced: make(chan struct{}), log: log}
+		overflow: map[string]*coalesced[T]{}, synced: make(chan struct{}), log: log, failed: make(chan struct{}), onFail: onFail}
 	l.cond = sync.NewCond(&l.mu)
 	return l
 }
@@ -101,9 +112,13 @@ func (l *listener[T]) add(n note[T]) {
 		return
 	}
 	if len(l.order) == l.orderHead && len(l.buf)-l.head >= l.capacity {
-		l.episodeStartN = l.coalescedN
-		l.log.Warn("handler buffer full: coalescing notifications per object until it catches up",
-			"handler", l.name, "buffer", l.capacity)
+		l.episodeStartN, l.episodeLevel = l.coalescedN, slog.LevelWarn
+		msg := "handler buffer full: coalescing notifications per object until it catches up"
+		if !l.hasSyncedLocked() {
+			l.episodeLevel = slog.LevelDebug
+			msg = "initial list larger than the handler buffer: coalescing it per object"
+		}
+		l.log.Log(context.Background(), l.episodeLevel, msg, "handler", l.name, "buffer", l.capacity)
 	}
 	if len(l.order) == l.orderHead && len(l.buf)-l.head < l.capacity {
 		if l.head > 0 && l.head >= len(l.buf)/2 {
@@ -181,6 +196,10 @@ func (l *listener[T]) hasSynced() bool {
 	}
 }
 
+// hasSyncedLocked: the handler has been handed everything before its sync point (it may
+// still be running the last of it). Called with l.mu held.
+func (l *listener[T]) hasSyncedLocked() bool { return l.syncSet && l.taken >= l.syncAt }
+
 // next blocks for the next notification; ok is false once stopped.
 func (l *listener[T]) next() (n note[T], ok bool) {
 	l.mu.Lock()
@@ -216,7 +235,11 @@ func (l *listener[T]) next() (n note[T], ok bool) {
 			delete(l.overflow, key)
 			if l.orderHead == len(l.order) {
 				l.order, l.orderHead = l.order[:0], 0
-				l.log.Info("handler caught up with its coalesced notifications", "handler", l.name,
+				level := slog.LevelInfo
+				if l.episodeLevel < slog.LevelWarn {
+					level = slog.LevelDebug
+				}
+				l.log.Log(context.Background(), level, "handler caught up with its coalesced notifications", "handler", l.name,
 					"coalesced", l.coalescedN-l.episodeStartN)
 			}
 			if n, ok := l.resolve(c); ok {
@@ -255,7 +278,7 @@ func (l *listener[T]) resolve(c *coalesced[T]) (note[T], bool) {
 	return note[T]{}, false
 }
 
-// run delivers notifications until stop.
+// run delivers notifications until stop, or until the handler panics.
 func (l *listener[T]) run() {
 	for {
 		n, ok := l.next()
@@ -265,17 +288,48 @@ func (l *listener[T]) run() {
 		if l.tracer != nil {
 			l.tracer.Mark(trace.Delivered, n.obj) // out of the buffer, into the handler
 		}
-		switch n.kind {
-		case noteAdd:
-			l.h.OnAdd(n.obj, n.initial)
-		case noteUpdate:
-			l.h.OnUpdate(n.old, n.obj)
-		case noteDelete:
-			l.h.OnDelete(n.obj, n.fsu)
+		if p := l.deliver(n); p != nil {
+			l.fail(p)
+			return
 		}
 		l.mu.Lock()
 		l.checkSynced()
 		l.mu.Unlock()
+	}
+}
+
+// deliver calls the handler with n, and returns the panic it raised, if any. A handler
+// that panicked may have left its own state half-changed, so it is not called again:
+// stopping it is the one outcome its author can reason about, and the other handlers,
+// the cache and the process go on.
+func (l *listener[T]) deliver(n note[T]) (p *HandlerPanic) {
+	defer func() {
+		if v := recover(); v != nil {
+			p = &HandlerPanic{Handler: l.name, Value: v, Stack: debug.Stack()}
+		}
+	}()
+	switch n.kind {
+	case noteAdd:
+		l.h.OnAdd(n.obj, n.initial)
+	case noteUpdate:
+		l.h.OnUpdate(n.old, n.obj)
+	case noteDelete:
+		l.h.OnDelete(n.obj, n.fsu)
+	}
+	return nil
+}
+
+// fail stops the listener for good after a panic, and tells the informer.
+func (l *listener[T]) fail(p *HandlerPanic) {
+	l.log.Error("handler panicked: it receives no more notifications", "handler", l.name,
+		"panic", p.Value, "stack", string(p.Stack))
+	l.mu.Lock()
+	l.err = p
+	l.mu.Unlock()
+	l.stop()
+	close(l.failed)
+	if l.onFail != nil {
+		l.onFail(l, p)
 	}
 }
 

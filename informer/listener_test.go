@@ -57,7 +57,7 @@ func TestOverflowCoalescing(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			l := newListener[*object.Pod](nil, HandlerOptions{Name: "h", BufferSize: 1}, slog.New(slog.DiscardHandler))
+			l := newListener[*object.Pod](nil, HandlerOptions{Name: "h", BufferSize: 1}, slog.New(slog.DiscardHandler), nil)
 			l.add(add(pod("filler", "f", "0"), true)) // takes the only slot
 			for _, n := range tt.notes {
 				l.add(n)
@@ -99,7 +99,7 @@ func TestOverflowCoalescing(t *testing.T) {
 // A handler that keeps up but is always a little behind never drains its buffer: the
 // buffer's array must stay bounded by the capacity, not grow with the events.
 func TestBufferStaysBoundedWhenNeverDrained(t *testing.T) {
-	l := newListener[*object.Pod](HandlerFuncs[*object.Pod]{}, HandlerOptions{Name: "behind", BufferSize: 8}, slog.New(slog.DiscardHandler))
+	l := newListener[*object.Pod](HandlerFuncs[*object.Pod]{}, HandlerOptions{Name: "behind", BufferSize: 8}, slog.New(slog.DiscardHandler), nil)
 	p := &object.Pod{ObjectMeta: object.ObjectMeta{Name: "p"}}
 	l.add(note[*object.Pod]{kind: noteUpdate, old: p, obj: p}) // the one always left behind
 	for range 100000 {

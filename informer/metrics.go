@@ -17,13 +17,18 @@ import (
 //	kinformer_reflector_last_resource_version{name},
 //	kinformer_informer_handler_buffer_depth{name,handler},
 //	kinformer_informer_handler_lag_seconds{name,handler} (age of the oldest waiting notification),
-//	kinformer_informer_handler_coalesced_total{name,handler}
+//	kinformer_informer_handler_coalesced_total{name,handler},
+//	kinformer_informer_store_errors_total{name} (objects the cache could not take: an
+//	index function failed), kinformer_informer_handler_panics_total{name,handler},
+//	kinformer_informer_cache_mutations_total{name} (see MutationDetector)
 //
 // Handler gauges are read at scrape time.
 type Metrics struct {
 	lists, watches, relists *prometheus.CounterVec
 	events                  *prometheus.CounterVec
 	lastRV                  *prometheus.GaugeVec
+	storeErrors, panics     *prometheus.CounterVec
+	mutations               *prometheus.CounterVec
 	depth, lag, coalesced   *prometheus.Desc
 
 	mu        sync.Mutex
@@ -47,17 +52,21 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, append([]string{"name"}, labels...))
 	}
 	m := &Metrics{
-		lists:     counter("kinformer_reflector_lists_total", "Lists started by the reflector."),
-		watches:   counter("kinformer_reflector_watches_total", "Watches started by the reflector."),
-		relists:   counter("kinformer_reflector_relists_total", "Relists forced by 410 Gone or a too-large resourceVersion."),
-		events:    counter("kinformer_reflector_watch_events_total", "Watch events received, by type.", "type"),
-		lastRV:    prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "kinformer_reflector_last_resource_version", Help: "Newest resourceVersion seen (when numeric)."}, []string{"name"}),
+		lists:   counter("kinformer_reflector_lists_total", "Lists started by the reflector."),
+		watches: counter("kinformer_reflector_watches_total", "Watches started by the reflector."),
+		relists: counter("kinformer_reflector_relists_total", "Relists forced by 410 Gone or a too-large resourceVersion."),
+		events:  counter("kinformer_reflector_watch_events_total", "Watch events received, by type.", "type"),
+		lastRV:  prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "kinformer_reflector_last_resource_version", Help: "Newest resourceVersion seen (when numeric)."}, []string{"name"}),
+		storeErrors: counter("kinformer_informer_store_errors_total",
+			"Objects the cache could not take because an index function failed on them (the key keeps its previous state)."),
+		panics:    counter("kinformer_informer_handler_panics_total", "Handlers stopped by a panic.", "handler"),
+		mutations: counter("kinformer_informer_cache_mutations_total", "Cached objects found changed in place by the mutation detector."),
 		depth:     prometheus.NewDesc("kinformer_informer_handler_buffer_depth", "Notifications waiting for a handler.", []string{"name", "handler"}, nil),
 		lag:       prometheus.NewDesc("kinformer_informer_handler_lag_seconds", "Age of the oldest notification waiting for a handler.", []string{"name", "handler"}, nil),
 		coalesced: prometheus.NewDesc("kinformer_informer_handler_coalesced_total", "Notifications merged because a handler's buffer was full.", []string{"name", "handler"}, nil),
 		informers: map[string]handlerStats{},
 	}
-	for _, c := range []prometheus.Collector{m.lists, m.watches, m.relists, m.events, m.lastRV, (*handlerCollector)(m)} {
+	for _, c := range []prometheus.Collector{m.lists, m.watches, m.relists, m.events, m.lastRV, m.storeErrors, m.panics, m.mutations, (*handlerCollector)(m)} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -111,13 +120,20 @@ func (im *informerMetrics) Event(t listwatch.EventType) {
 	im.m.events.WithLabelValues(im.name, string(t)).Inc()
 }
 
+func (im *informerMetrics) storeError() { im.m.storeErrors.WithLabelValues(im.name).Inc() }
+func (im *informerMetrics) mutation()   { im.m.mutations.WithLabelValues(im.name).Inc() }
+func (im *informerMetrics) handlerPanic(handler string) {
+	im.m.panics.WithLabelValues(im.name, handler).Inc()
+}
+
 // forget removes the informer's series, so a removed informer is not exported forever.
 func (im *informerMetrics) forget() {
 	m := im.m
 	m.mu.Lock()
 	delete(m.informers, im.name)
 	m.mu.Unlock()
-	for _, v := range []*prometheus.MetricVec{m.lists.MetricVec, m.watches.MetricVec, m.relists.MetricVec, m.events.MetricVec, m.lastRV.MetricVec} {
+	for _, v := range []*prometheus.MetricVec{m.lists.MetricVec, m.watches.MetricVec, m.relists.MetricVec, m.events.MetricVec, m.lastRV.MetricVec,
+		m.storeErrors.MetricVec, m.panics.MetricVec, m.mutations.MetricVec} {
 		v.DeletePartialMatch(prometheus.Labels{"name": im.name})
 	}
 }

@@ -22,7 +22,7 @@ func TestMetricsCountWhatHappened(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inf := New[*object.Pod](e.pods, Options[*object.Pod]{Name: "pods", Reflector: fastReflector(), Metrics: m})
+	inf := mustNew(t, e.pods, Options[*object.Pod]{Name: "pods", Reflector: fastReflector(), Metrics: m})
 	rec := newRecorder()
 	inf.AddEventHandler(rec, HandlerOptions{Name: "rec"})
 	stuck := newRecorder()

@@ -36,7 +36,7 @@ func runModel(t *testing.T, seed uint64) {
 	ro.StreamingList = rng.IntN(2) == 0
 	ro.WatchTimeoutMin, ro.WatchTimeoutMax, ro.IdleMargin = time.Second, 2*time.Second, 300*time.Millisecond
 	ro.PageSize = int64(5 + rng.IntN(20))
-	inf := New[*object.Pod](e.pods, Options[*object.Pod]{Reflector: ro})
+	inf := mustNew(t, e.pods, Options[*object.Pod]{Reflector: ro})
 	recs := []*recorder{newRecorder(), newRecorder(), newRecorder()}
 	inf.AddEventHandler(recs[0], HandlerOptions{})
 	inf.AddEventHandler(recs[1], HandlerOptions{BufferSize: 3}) // coalesces a lot

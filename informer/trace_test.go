@@ -36,7 +36,7 @@ func TestTracedEventsPassEveryStageInOrder(t *testing.T) {
 	e := newEnv(t, apisim.Options{})
 	var recs records
 	tracer := trace.NewCollector(trace.Options{Every: 1, Last: trace.Delivered, Report: recs.add})
-	inf := New[*object.Pod](e.pods, Options[*object.Pod]{Reflector: fastReflector(), Tracer: tracer})
+	inf := mustNew(t, e.pods, Options[*object.Pod]{Reflector: fastReflector(), Tracer: tracer})
 	reg, _ := inf.AddEventHandler(newRecorder(), HandlerOptions{Tracer: tracer})
 	run(t, inf)
 	if err := WaitForSync(testwait.Context(t, 10*time.Second), inf, reg); err != nil {
@@ -79,7 +79,7 @@ func TestTracedEventsLostToCoalescingStayBounded(t *testing.T) {
 	e := newEnv(t, apisim.Options{})
 	var recs records
 	tracer := trace.NewCollector(trace.Options{Every: 1, Last: trace.Delivered, MaxInFlight: 4, Report: recs.add})
-	inf := New[*object.Pod](e.pods, Options[*object.Pod]{Reflector: fastReflector(), Tracer: tracer})
+	inf := mustNew(t, e.pods, Options[*object.Pod]{Reflector: fastReflector(), Tracer: tracer})
 	rec := newRecorder()
 	rec.block = make(chan struct{})
 	reg, _ := inf.AddEventHandler(rec, HandlerOptions{BufferSize: 1, Tracer: tracer})

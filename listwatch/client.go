@@ -43,7 +43,7 @@ func New(cfg *Config) (*Client, error) {
 		if err := cfg.Exec.validate(); err != nil {
 			return nil, err
 		}
-		exec = newExecProvider(cfg.Exec, cfg.Host)
+		exec = newExecProvider(cfg.Exec, cfg.Host, cfg.ExecTimeout)
 	}
 	tc, err := tlsConfig(cfg, exec)
 	if err != nil {

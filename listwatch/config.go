@@ -23,6 +23,10 @@ type Config struct {
 	BearerTokenFile string
 	// Exec runs a client.authentication.k8s.io/v1 credential plugin.
 	Exec *ExecConfig
+	// ExecTimeout bounds one run of the Exec plugin [DefaultExecTimeout]: a plugin that
+	// hangs (waiting on a network, or on a login nobody will type) must fail the request
+	// with its name and the time it was given, not hold every request behind it.
+	ExecTimeout time.Duration
 
 	TLS TLSConfig
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -81,9 +82,10 @@ type execCredential struct {
 // execProvider runs the plugin when there is no valid credential and caches the result
 // until it expires or the server rejects it (401).
 type execProvider struct {
-	cfg    *ExecConfig
-	server string
-	now    func() time.Time
+	cfg     *ExecConfig
+	server  string
+	now     func() time.Time
+	timeout time.Duration // of one run
 
 	mu      sync.Mutex
 	token   string
@@ -92,8 +94,15 @@ type execProvider struct {
 	valid   bool
 }
 
-func newExecProvider(cfg *ExecConfig, server string) *execProvider {
-	return &execProvider{cfg: cfg, server: server, now: time.Now}
+// DefaultExecTimeout is how long an exec credential plugin may run: ample for a
+// plugin that fetches a token over a network, short enough to notice one that hangs.
+const DefaultExecTimeout = time.Minute
+
+func newExecProvider(cfg *ExecConfig, server string, timeout time.Duration) *execProvider {
+	if timeout <= 0 {
+		timeout = DefaultExecTimeout
+	}
+	return &execProvider{cfg: cfg, server: server, now: time.Now, timeout: timeout}
 }
 
 // credential returns the cached credential, running the plugin first when needed.
@@ -135,7 +144,9 @@ func (p *execProvider) refresh(ctx context.Context) error {
 	}
 	// The plugin answers in the version it is asked in, which is the kubeconfig's.
 	infoJSON, _ := json.Marshal(map[string]any{"apiVersion": p.cfg.APIVersion, "kind": "ExecCredential", "spec": spec})
-	cmd := exec.CommandContext(ctx, p.cfg.Command, p.cfg.Args...)
+	runCtx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
+	cmd := exec.CommandContext(runCtx, p.cfg.Command, p.cfg.Args...)
 	cmd.Env = append(os.Environ(), "KUBERNETES_EXEC_INFO="+string(infoJSON))
 	for _, e := range p.cfg.Env {
 		cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
@@ -146,6 +157,10 @@ func (p *execProvider) refresh(ctx context.Context) error {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
+		if ctx.Err() == nil && errors.Is(runCtx.Err(), context.DeadlineExceeded) {
+			return fmt.Errorf("exec credential plugin %q did not answer within %s (listwatch.Config.ExecTimeout); it was stopped",
+				p.cfg.Command, p.timeout)
+		}
 		msg := scrubCredentials(stderr.String(), p.token)
 		if p.cfg.InstallHint != "" {
 			msg += "\n" + p.cfg.InstallHint

@@ -44,6 +44,9 @@ func fakePlugin(dir string) int {
 		fmt.Fprintln(os.Stderr, "fake plugin: KUBERNETES_EXEC_INFO:", err)
 		return 1
 	}
+	if _, err := os.Stat(filepath.Join(dir, "hang")); err == nil {
+		time.Sleep(time.Hour) // a plugin waiting for something that never comes
+	}
 	n := pluginRuns(dir) + 1
 	// Written aside and renamed: the test server reads the count concurrently.
 	tmp := filepath.Join(dir, "runs.tmp")
@@ -304,5 +307,24 @@ func TestExecPluginStderrIsScrubbed(t *testing.T) {
 	long := scrubCredentials(strings.Repeat("why ", 1000))
 	if len(long) > maxPluginMessage+len("...") {
 		t.Errorf("a long stderr is cut to %d bytes, got %d", maxPluginMessage, len(long))
+	}
+}
+
+// A plugin that hangs fails the request within the timeout, naming the plugin and the
+// timeout, instead of holding every request behind it forever.
+func TestExecPluginThatHangsTimesOut(t *testing.T) {
+	c, ts := execClient(t, execAPIVersion, nil)
+	c.auth.exec.timeout = 300 * time.Millisecond
+	if err := os.WriteFile(filepath.Join(ts.dir, "hang"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err := testPods(c).List(context.Background(), ListOptions{})
+	self, _ := os.Executable()
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("exec credential plugin %q did not answer within 300ms", self)) {
+		t.Errorf("List = %v, want the plugin's timeout", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("the request took %v: the timeout was not enforced", took)
 	}
 }

@@ -143,7 +143,7 @@ case "$KUBERNETES_EXEC_INFO" in *'"interactive":false'*) ;; *) echo "bad exec in
 echo '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"'$PLUGIN_TOKEN'","expirationTimestamp":"2999-01-01T00:00:00Z"}}'
 `)
 	os.Chmod(script, 0o755)
-	p := newExecProvider(&ExecConfig{APIVersion: execAPIVersion, Command: script, Env: []ExecEnvVar{{Name: "PLUGIN_TOKEN", Value: "from-plugin"}}}, "https://x")
+	p := newExecProvider(&ExecConfig{APIVersion: execAPIVersion, Command: script, Env: []ExecEnvVar{{Name: "PLUGIN_TOKEN", Value: "from-plugin"}}}, "https://x", 0)
 	for range 3 {
 		tok, _, err := p.credential(context.Background())
 		if err != nil || tok != "from-plugin" {
@@ -162,7 +162,7 @@ echo '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","s
 	}
 	failing := writeFile(t, dir, "fail.sh", "#!/bin/sh\necho boom >&2\nexit 3\n")
 	os.Chmod(failing, 0o755)
-	_, _, err := newExecProvider(&ExecConfig{APIVersion: execAPIVersion, Command: failing, InstallHint: "install it"}, "").credential(context.Background())
+	_, _, err := newExecProvider(&ExecConfig{APIVersion: execAPIVersion, Command: failing, InstallHint: "install it"}, "", 0).credential(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "boom") || !strings.Contains(err.Error(), "install it") {
 		t.Errorf("failing plugin: %v", err)
 	}

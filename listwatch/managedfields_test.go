@@ -19,7 +19,7 @@ func TestDropManagedFields(t *testing.T) {
 	for _, drop := range []bool{false, true} {
 		watch := NewWatchFromReader[*object.Pod](context.Background(),
 			io.NopCloser(strings.NewReader(`{"type":"MODIFIED","object":`+podWithManagedFields+"}\n")),
-			WatchOptions{DropManagedFields: drop})
+			WatchOptions{Decode: object.DecodeOptions{DropManagedFields: drop}})
 		ev, err := watch.Next()
 		watch.Close()
 		if err != nil {
@@ -42,14 +42,17 @@ func TestDropManagedFields(t *testing.T) {
 	}
 }
 
-// With ShareMaps, two watched objects with the same labels hold one map; without, two.
+// With a map table, two watched objects with the same labels hold one map; without, two.
 func TestShareMaps(t *testing.T) {
 	frame := func(name string) string {
 		return `{"type":"MODIFIED","object":{"kind":"Pod","metadata":{"name":"` + name + `","labels":{"app":"web","tier":"front"}}}}` + "\n"
 	}
 	for _, share := range []bool{false, true} {
-		watch := NewWatchFromReader[*object.Pod](context.Background(), io.NopCloser(strings.NewReader(frame("a")+frame("b"))),
-			WatchOptions{ShareMaps: share})
+		var opts WatchOptions
+		if share {
+			opts.Decode.Maps = object.NewMapTable()
+		}
+		watch := NewWatchFromReader[*object.Pod](context.Background(), io.NopCloser(strings.NewReader(frame("a")+frame("b"))), opts)
 		a, errA := watch.Next()
 		b, errB := watch.Next()
 		watch.Close()

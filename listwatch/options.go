@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kinformer/kinformer/clock"
+	"github.com/kinformer/kinformer/object"
 	"github.com/kinformer/kinformer/trace"
 )
 
@@ -28,14 +29,11 @@ type ListOptions struct {
 	// larger one fails the list with an error wrapping ErrFrameTooLarge. The page itself
 	// is not bounded: it is read as it arrives and never held whole.
 	MaxFrameSize int
-	// DropManagedFields decodes every object without metadata.managedFields (see
-	// object.DecodeOptions): what informer.StripManagedFields would remove, never built.
-	// The server still sends it.
-	DropManagedFields bool
-	// ShareMaps decodes labels and annotations into maps shared with other objects
-	// decoded so (see object.DecodeOptions): for objects that stay read-only, as in an
-	// informer's cache.
-	ShareMaps bool
+	// Decode says how objects are decoded (see object.DecodeOptions): without
+	// metadata.managedFields (the server still sends them, they are never built), and
+	// with labels and annotations from a cache's own MapTable, for objects that stay
+	// read-only.
+	Decode object.DecodeOptions
 }
 
 func (o ListOptions) query() url.Values {
@@ -80,9 +78,8 @@ type WatchOptions struct {
 	// MaxFrameSize bounds one event, in bytes (0: DefaultMaxFrameSize); a larger one
 	// ends the stream with a *FrameError wrapping ErrFrameTooLarge.
 	MaxFrameSize int
-	// DropManagedFields and ShareMaps decode every object as ListOptions' do.
-	DropManagedFields bool
-	ShareMaps         bool
+	// Decode says how each event's object is decoded, as ListOptions.Decode.
+	Decode object.DecodeOptions
 	// Tracer, when set, is asked before each frame whether to follow it, and is handed
 	// each followed event once decoded, with its first three marks (see package trace).
 	// A streaming list's initial events are not followed. nil costs one check per frame.

@@ -74,7 +74,7 @@ func (r *Resource[T]) List(ctx context.Context, opts ListOptions) (*object.List[
 	err := r.client.doStream(ctx, request{method: http.MethodGet, path: r.info.Path(r.namespace, "", ""), query: opts.query(), accept: r.accept(true)},
 		func(body io.Reader) error {
 			var err error
-			if list, err = decodeList[T](body, opts.MaxFrameSize, object.DecodeOptions{DropManagedFields: opts.DropManagedFields, ShareMaps: opts.ShareMaps}); err != nil {
+			if list, err = decodeList[T](body, opts.MaxFrameSize, opts.Decode); err != nil {
 				return fmt.Errorf("decoding %s list: %w", r.info.Resource, err)
 			}
 			return nil

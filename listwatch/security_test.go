@@ -319,7 +319,10 @@ func informerTexts(t *testing.T, c *listwatch.Client) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inf := informer.New(podsOf(c), informer.Options[*object.Pod]{Name: "pods", Metrics: metrics})
+	inf, err := informer.New(podsOf(c), informer.Options[*object.Pod]{Name: "pods", Metrics: metrics})
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {

@@ -87,7 +87,7 @@ type Watch[T any] struct {
 
 func newWatch[T any](ctx context.Context, src frameSource, opts WatchOptions) *Watch[T] {
 	w := &Watch[T]{ctx: ctx, src: src, idle: opts.IdleTimeout, maxFrame: opts.MaxFrameSize, tracer: opts.Tracer, initialEvents: opts.SendInitialEvents,
-		decode: object.DecodeOptions{DropManagedFields: opts.DropManagedFields, ShareMaps: opts.ShareMaps}}
+		decode: opts.Decode}
 	if w.maxFrame <= 0 {
 		w.maxFrame = DefaultMaxFrameSize
 	}

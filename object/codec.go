@@ -37,10 +37,10 @@ type fieldTable struct {
 	// skip names a member dropped unread: managedFields, in the ObjectMeta table of a
 	// variant for DropManagedFields.
 	skip string
-	// variants are this table's copies for each set of DecodeOptions but the zero one,
-	// for the tables of objects (a "metadata" member decoded as ObjectMeta); nil for
-	// the others.
-	variants map[DecodeOptions]*fieldTable
+	// object says the table is an object's (a "metadata" member decoded as ObjectMeta):
+	// DecodeOptions apply to it. dropped is then its copy that skips managedFields.
+	object  bool
+	dropped *fieldTable
 }
 
 type fieldInfo struct {
@@ -91,45 +91,54 @@ func tableFor(typ reflect.Type) *fieldTable {
 	t := &fieldTable{byName: map[string]*fieldInfo{}, unknown: -1}
 	tables[typ] = t // first: a field's type may lead back to this one
 	t.add(typ, typ, nil, 0)
-	t.variants = t.buildVariants(typ)
+	t.buildVariants(typ)
 	return t
 }
 
-// buildVariants returns a copy of an object's table for each non-zero DecodeOptions,
-// or nil if t is not an object's. Only the top-level metadata changes: its copy of
-// ObjectMeta's table skips managedFields (DropManagedFields) and decodes labels and
-// annotations through the shared-map table (ShareMaps). The copies share everything
-// else with the originals.
-func (t *fieldTable) buildVariants(typ reflect.Type) map[DecodeOptions]*fieldTable {
+// buildVariants marks an object's table as such and makes its copy for
+// DropManagedFields; tables of anything else are left alone. (Copies that share maps
+// are made per MapTable, on first use: see MapTable.variant.)
+func (t *fieldTable) buildVariants(typ reflect.Type) {
 	meta := t.byName["metadata"]
 	if meta == nil || len(meta.index) != 1 || typ.Field(meta.index[0]).Type != objectMetaType {
-		return nil
+		return
 	}
-	variants := map[DecodeOptions]*fieldTable{}
-	for _, opts := range []DecodeOptions{{DropManagedFields: true}, {ShareMaps: true}, {DropManagedFields: true, ShareMaps: true}} {
-		m := *tables[objectMetaType]
-		m.variants = nil
-		m.byName = maps.Clone(m.byName)
-		if opts.DropManagedFields {
-			m.skip = "managedFields"
-		}
-		if opts.ShareMaps {
-			for _, name := range []string{"labels", "annotations"} {
-				f := *m.byName[name]
-				f.decode = decodeSharedStringMap
-				m.byName[name] = &f
-			}
-		}
-		v := *t
-		v.variants = nil
-		v.byName = maps.Clone(t.byName)
-		f := *meta
-		f.decode = m.decode
-		v.byName["metadata"] = &f
-		variants[opts] = &v
-	}
-	return variants
+	t.object = true
+	t.dropped = t.withMeta(metaTable(true, nil))
 }
+
+// metaTable returns a copy of ObjectMeta's table that skips managedFields (drop) and
+// decodes labels and annotations with maps (when not nil).
+func metaTable(drop bool, maps decodeFunc) *fieldTable {
+	m := *tables[objectMetaType]
+	m.object, m.dropped = false, nil
+	m.byName = cloneMap(m.byName)
+	if drop {
+		m.skip = "managedFields"
+	}
+	if maps != nil {
+		for _, name := range []string{"labels", "annotations"} {
+			f := *m.byName[name]
+			f.decode = maps
+			m.byName[name] = &f
+		}
+	}
+	return &m
+}
+
+// withMeta returns a copy of t, an object's table, whose metadata member is decoded by
+// meta; the copy shares everything else with t.
+func (t *fieldTable) withMeta(meta *fieldTable) *fieldTable {
+	v := *t
+	v.object, v.dropped = false, nil
+	v.byName = cloneMap(t.byName)
+	f := *t.byName["metadata"]
+	f.decode = meta.decode
+	v.byName["metadata"] = &f
+	return &v
+}
+
+func cloneMap(m map[string]*fieldInfo) map[string]*fieldInfo { return maps.Clone(m) }
 
 // hasTable reports whether values of typ are decoded by a fieldTable.
 func hasTable(typ reflect.Type) bool {

@@ -13,13 +13,12 @@ type DecodeOptions struct {
 	// building it only to delete it (informer.StripManagedFields). An object encoded
 	// again lacks it; every other member is kept.
 	DropManagedFields bool
-	// ShareMaps hands out, for the metadata's labels and annotations, a map already
-	// built for the same JSON text by an earlier decode with ShareMaps (see
-	// sharedmaps.go), instead of building another. The pods of one ReplicaSet, and the
-	// states of one object from update to update, then hold one map. Objects decoded so
-	// must not have those maps changed: use it where objects are read-only, as in an
-	// informer's cache. (Types of other packages decode as with DecodeValid.)
-	ShareMaps bool
+	// Maps, when set, gives the metadata's labels and annotations the table's map for
+	// the same pairs when it has one (see MapTable), instead of building another: the
+	// pods of one ReplicaSet, and the states of one object from update to update, then
+	// hold one map. Objects decoded so must not have those maps changed: use it where
+	// objects are read-only, as in an informer's cache, with a table of that cache's own.
+	Maps *MapTable
 }
 
 // DecodeValid decodes data, which the caller has already checked is valid JSON (as
@@ -33,8 +32,8 @@ func DecodeValidWith[T any](data []byte, opts DecodeOptions) (T, error) {
 	var out T
 	if rt := reflect.TypeFor[T](); rt.Kind() == reflect.Pointer {
 		v := reflect.New(rt.Elem())
-		if t := tables[rt.Elem()]; opts != (DecodeOptions{}) && t != nil && t.variants != nil {
-			err := decodeKeeping(data, v.Interface(), t.variants[opts])
+		if t := tables[rt.Elem()]; opts != (DecodeOptions{}) && t != nil && t.object {
+			err := decodeKeeping(data, v.Interface(), t.variantFor(opts))
 			return v.Interface().(T), err
 		}
 		if k, ok := v.Interface().(keeper); ok {
@@ -43,10 +42,23 @@ func DecodeValidWith[T any](data []byte, opts DecodeOptions) (T, error) {
 		}
 	}
 	err := json.Unmarshal(data, &out)
-	if m, ok := any(out).(interface{ Meta() *ObjectMeta }); ok && opts.DropManagedFields && err == nil {
+	if m, ok := any(out).(interface{ Meta() *ObjectMeta }); ok && opts != (DecodeOptions{}) && err == nil {
 		if meta := m.Meta(); meta != nil {
-			meta.Unknown.Delete("managedFields")
+			if opts.DropManagedFields {
+				meta.Unknown.Delete("managedFields")
+			}
+			if opts.Maps != nil {
+				meta.Labels, meta.Annotations = opts.Maps.Share(meta.Labels), opts.Maps.Share(meta.Annotations)
+			}
 		}
 	}
 	return out, err
+}
+
+// variantFor is t's copy that decodes as opts say (opts is not the zero value).
+func (t *fieldTable) variantFor(opts DecodeOptions) *fieldTable {
+	if opts.Maps == nil {
+		return t.dropped
+	}
+	return opts.Maps.variant(t, opts.DropManagedFields)
 }

@@ -2,7 +2,6 @@ package object
 
 import (
 	"encoding/json"
-	"hash/maphash"
 	"reflect"
 	"testing"
 
@@ -106,7 +105,7 @@ func TestDecodeShareMaps(t *testing.T) {
 	pod := func(name, labels string) []byte {
 		return []byte(`{"kind":"Pod","metadata":{"name":"` + name + `","labels":` + labels + `,"annotations":{"a":"1"}},"spec":{},"status":{}}`)
 	}
-	share := DecodeOptions{ShareMaps: true}
+	share := DecodeOptions{Maps: NewMapTable()}
 	decode := func(data []byte, opts DecodeOptions) *Pod {
 		t.Helper()
 		p, err := DecodeValidWith[*Pod](data, opts)
@@ -121,7 +120,18 @@ func TestDecodeShareMaps(t *testing.T) {
 		t.Error("equal label texts decoded with ShareMaps are not one map")
 	}
 	if plain := decode(pod("c", web), DecodeOptions{}); sameMap(plain.Labels, a.Labels) {
-		t.Error("a decode without ShareMaps got a shared map")
+		t.Error("a decode without a map table got a shared map")
+	}
+	if other := decode(pod("d", web), DecodeOptions{Maps: NewMapTable()}); sameMap(other.Labels, a.Labels) {
+		t.Error("a decode with another map table got this table's map: tables must not share")
+	}
+	// Share finds what the decoder stored, and the other way round: one table, one hash.
+	if got := share.Maps.Share(map[string]string{"pod-template-hash": "5d9c", "app": "web"}); !sameMap(got, a.Labels) {
+		t.Error("Share did not find the map a decode stored for the same pairs")
+	}
+	built := share.Maps.Share(map[string]string{"app": "cache", "tier": "back"})
+	if got := decode(pod("e", `{"tier":"back","app":"cache"}`), share).Labels; !sameMap(got, built) {
+		t.Error("a decode did not find the map Share stored for the same pairs, in another order")
 	}
 	cases := []struct {
 		name, labels string
@@ -155,13 +165,16 @@ func TestDecodeShareMaps(t *testing.T) {
 // against the text and not handed out.
 func TestDecodeShareMapsChecksTheCandidate(t *testing.T) {
 	text := []byte(`{"app":"web","tier":"front"}`)
+	tab := NewMapTable()
+	h := tab.pairHash("app", "web") + tab.pairHash("tier", "front")
 	for _, wrong := range []map[string]string{
 		{"app": "web", "tier": "back"},                // a value differs
 		{"app": "web", "tier": "front", "extra": "x"}, // every pair of the text, and more
-		{"app": "web"}, // fewer
+		{"app": "web"},                  // fewer
+		{"app": "web", "tyer": "front"}, // a key differs
 	} {
-		mapTable[maphash.Bytes(internSeed, text)&(mapSlots-1)].Store(&wrong)
-		p, err := DecodeValidWith[*Pod]([]byte(`{"metadata":{"labels":`+string(text)+`}}`), DecodeOptions{ShareMaps: true})
+		tab.slot(h).Store(&wrong)
+		p, err := DecodeValidWith[*Pod]([]byte(`{"metadata":{"labels":`+string(text)+`}}`), DecodeOptions{Maps: tab})
 		if err != nil {
 			t.Fatal(err)
 		}

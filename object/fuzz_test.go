@@ -43,7 +43,8 @@ func withOptions[T interface {
 	if err != nil || reflect.ValueOf(want).IsNil() {
 		return
 	}
-	for _, opts := range []DecodeOptions{{DropManagedFields: true}, {ShareMaps: true}, {DropManagedFields: true, ShareMaps: true}} {
+	tab := NewMapTable()
+	for _, opts := range []DecodeOptions{{DropManagedFields: true}, {Maps: tab}, {DropManagedFields: true, Maps: tab}} {
 		plain, _ := DecodeValid[T](data)
 		if opts.DropManagedFields {
 			plain.Meta().Unknown.Delete("managedFields")

@@ -40,40 +40,53 @@ func (r *Reflector[T]) list(ctx context.Context, relist bool) error {
 // list once, unpaginated, at the newest state.
 func (r *Reflector[T]) listPages(ctx context.Context, rv string) ([]T, string, error) {
 	r.opts.Metrics.List()
-	opts := listwatch.ListOptions{LabelSelector: r.opts.LabelSelector, FieldSelector: r.opts.FieldSelector,
-		ResourceVersion: rv, Limit: r.opts.PageSize, MaxFrameSize: r.opts.MaxFrameSize, DropManagedFields: r.opts.DropManagedFields, ShareMaps: r.opts.ShareMaps}
-	if rv != "" && rv != "0" {
-		opts.ResourceVersionMatch = "NotOlderThan"
-	}
+	opts := r.listOptions(rv)
 	var items []T
 	listRV := ""
 	for {
 		page, err := r.lw.List(ctx, opts)
+		if err != nil && opts.Continue != "" && object.IsGone(err) {
+			// The pages so far are of a state the server no longer has: start over at
+			// the newest one, whole.
+			items, listRV = nil, ""
+			opts = r.listOptions("")
+			opts.Limit = 0
+			page, err = r.lw.List(ctx, opts)
+		}
 		if err != nil {
-			if opts.Continue != "" && object.IsGone(err) {
-				full := listwatch.ListOptions{LabelSelector: r.opts.LabelSelector, FieldSelector: r.opts.FieldSelector,
-					MaxFrameSize: r.opts.MaxFrameSize, DropManagedFields: r.opts.DropManagedFields, ShareMaps: r.opts.ShareMaps}
-				page, err = r.lw.List(ctx, full)
-				if err != nil {
-					return nil, "", err
-				}
-				return page.Items, page.ResourceVersion, nil
-			}
 			return nil, "", err
 		}
 		if listRV == "" {
 			listRV = page.ResourceVersion
 		}
-		if reuser, ok := r.store.(Reuser[T]); ok {
-			for i, obj := range page.Items {
-				page.Items[i] = reuser.Reuse(obj)
-			}
-		}
+		r.reuse(page.Items)
 		items = append(items, page.Items...)
 		if page.Continue == "" {
 			return items, listRV, nil
 		}
 		opts.Continue, opts.ResourceVersion, opts.ResourceVersionMatch = page.Continue, "", ""
+	}
+}
+
+// listOptions are the options of a list at rv ("0": any state, "": the newest, else at
+// least rv).
+func (r *Reflector[T]) listOptions(rv string) listwatch.ListOptions {
+	opts := listwatch.ListOptions{LabelSelector: r.opts.LabelSelector, FieldSelector: r.opts.FieldSelector,
+		ResourceVersion: rv, Limit: r.opts.PageSize, MaxFrameSize: r.opts.MaxFrameSize, Decode: r.opts.Decode}
+	if rv != "" && rv != "0" {
+		opts.ResourceVersionMatch = "NotOlderThan"
+	}
+	return opts
+}
+
+// reuse swaps each listed object that the store already holds in the same state for the
+// stored one (see Reuser), as each page arrives, so a relist never holds two copies of
+// what did not change.
+func (r *Reflector[T]) reuse(items []T) {
+	if reuser, ok := r.store.(Reuser[T]); ok {
+		for i, obj := range items {
+			items[i] = reuser.Reuse(obj)
+		}
 	}
 }
 

@@ -38,6 +38,13 @@ type Reuser[T any] interface {
 	Reuse(obj T) T
 }
 
+// Bookmarker is an optional Store method. The reflector hands it each watch bookmark's
+// resourceVersion, so the store can tell how far it has followed the server even when
+// nothing changed (see indexer.Indexer.LastStoreSyncResourceVersion).
+type Bookmarker interface {
+	Bookmark(resourceVersion string)
+}
+
 // Metrics receives the reflector's counts; nil records nothing.
 type Metrics interface {
 	List()
@@ -96,14 +103,11 @@ type Options struct {
 	// listwatch.ErrFrameTooLarge in Status, and the reflector relists (the event is lost,
 	// a resumed watch would meet it again) until the object fits.
 	MaxFrameSize int
-	// DropManagedFields asks the ListerWatcher to decode objects without
-	// metadata.managedFields (listwatch.ListOptions.DropManagedFields). An informer sets
-	// it when its transform would strip them anyway.
-	DropManagedFields bool
-	// ShareMaps asks the ListerWatcher to decode labels and annotations into maps shared
-	// between objects (listwatch.ListOptions.ShareMaps); an informer sets it when its
-	// transform is known not to change them.
-	ShareMaps bool
+	// Decode is how the ListerWatcher decodes every object it lists and watches
+	// (listwatch.ListOptions.Decode). An informer whose transform is the default asks for
+	// objects without metadata.managedFields, which the transform would strip anyway,
+	// and with labels and annotations from its cache's own map table.
+	Decode object.DecodeOptions
 }
 
 // State is where the reflector's loop is.
@@ -141,12 +145,23 @@ type Status struct {
 	Backoff time.Duration
 }
 
-// transition reports whether s differs from old in more than the resourceVersion, which
-// moves with every event and is not news to a status subscriber. (Comparing the errors
-// is safe: the reflector only stores the pointers fmt.Errorf returns.)
+// transition reports whether s differs from old in what a status subscriber is told
+// about: everything but the resourceVersion, which moves with every event. Errors count
+// by what they say: comparing error values with == panics when an error's dynamic type
+// is not comparable (a struct holding a slice), and a new error saying the same thing is
+// not news.
 func (s Status) transition(old Status) bool {
-	old.LastSyncResourceVersion = s.LastSyncResourceVersion
-	return s != old
+	return s.State != old.State || s.Listed != old.Listed || s.StreamingFallback != old.StreamingFallback ||
+		s.Relists != old.Relists || s.Backoff != old.Backoff ||
+		!sameError(s.LastError, old.LastError) || !sameError(s.StreamingFallbackReason, old.StreamingFallbackReason)
+}
+
+// sameError reports whether a and b say the same (both nil, or the same message).
+func sameError(a, b error) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a.Error() == b.Error()
 }
 
 // Reflector keeps a Store in step with the apiserver by list and watch.

@@ -18,7 +18,7 @@ func (r *Reflector[T]) watchOptions() listwatch.WatchOptions {
 		LabelSelector: r.opts.LabelSelector, FieldSelector: r.opts.FieldSelector,
 		AllowBookmarks: true, TimeoutSeconds: int64(timeout.Seconds()),
 		IdleTimeout: timeout + r.opts.IdleMargin, WebSocket: r.opts.WebSocket, Tracer: r.opts.Tracer,
-		MaxFrameSize: r.opts.MaxFrameSize, Clock: r.clock, DropManagedFields: r.opts.DropManagedFields, ShareMaps: r.opts.ShareMaps,
+		MaxFrameSize: r.opts.MaxFrameSize, Clock: r.clock, Decode: r.opts.Decode,
 	}
 }
 
@@ -76,6 +76,10 @@ func (r *Reflector[T]) apply(ev listwatch.Event[T]) {
 		r.store.Update(ev.Object)
 	case listwatch.Deleted:
 		r.store.Delete(ev.Object)
+	case listwatch.Bookmark:
+		if b, ok := r.store.(Bookmarker); ok {
+			b.Bookmark(ev.Object.Meta().ResourceVersion)
+		}
 	}
 	r.opts.Metrics.Event(ev.Type)
 	r.recordRV(ev.Object.Meta().ResourceVersion)

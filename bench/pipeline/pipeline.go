@@ -94,7 +94,10 @@ func RunInformerTraced(b *testing.B, objects, every int) {
 func runInformer(b *testing.B, objects int, tracer trace.Tracer) {
 	src := NewSource(objects, b.N)
 	b.SetBytes(int64(src.StreamBytes() / b.N))
-	inf := informer.New[*object.Pod](src, informer.Options[*object.Pod]{Reflector: reflector.Options{WatchTimeoutMin: time.Hour}, Tracer: tracer})
+	inf, err := informer.New[*object.Pod](src, informer.Options[*object.Pod]{Reflector: reflector.Options{WatchTimeoutMin: time.Hour}, Tracer: tracer})
+	if err != nil {
+		b.Fatal(err)
+	}
 	var updates atomic.Int64
 	done := make(chan struct{})
 	_, _ = inf.AddEventHandler(informer.HandlerFuncs[*object.Pod]{UpdateFunc: func(_, _ *object.Pod) {

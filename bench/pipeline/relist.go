@@ -123,8 +123,11 @@ func relistOnce(b *testing.B, objects int, changed float64) (peak, store uint64)
 	runtime.GC()
 	base := liveHeap()
 
-	inf := informer.New[*object.Pod](src, informer.Options[*object.Pod]{Reflector: reflector.Options{
+	inf, err := informer.New[*object.Pod](src, informer.Options[*object.Pod]{Reflector: reflector.Options{
 		WatchTimeoutMin: time.Hour, PageSize: relistPageSize}})
+	if err != nil {
+		b.Fatal(err)
+	}
 	_, _ = inf.AddEventHandler(informer.HandlerFuncs[*object.Pod]{}, informer.HandlerOptions{})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -15,7 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kinformer/kinformer/internal/selfsigned"
+	"github.com/kinformer/kinformer/selfsigned"
 )
 
 // Options configure a Server. The zero value serves 10,000 pods in namespace "bench".

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kinformer/kinformer/bench/measure"
 	"github.com/kinformer/kinformer/internal/leakcheck"
+	"github.com/kinformer/kinformer/internal/logbuf"
 	"github.com/kinformer/kinformer/object"
 )
 
@@ -21,7 +22,7 @@ func TestBenchSync(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var out, errOut syncBuffer
+	var out, errOut logbuf.Buffer
 	if err := run(ctx, []string{"bench", "sync", "pods", "--json", "--kubeconfig", kc}, &out, &errOut); err != nil {
 		t.Fatalf("bench sync: %v\n%s", err, &errOut)
 	}
@@ -32,7 +33,7 @@ func TestBenchSync(t *testing.T) {
 	if res.Objects != 50 || res.SyncSeconds <= 0 || res.PeakRSSBytes <= 0 || res.HeapAfterGCBytes == 0 {
 		t.Errorf("implausible result: %+v", res)
 	}
-	out = syncBuffer{}
+	out = logbuf.Buffer{}
 	if err := run(ctx, []string{"bench", "sync", "pods", "--kubeconfig", kc}, &out, &errOut); err != nil {
 		t.Fatal(err)
 	}

@@ -2,12 +2,16 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/kinformer/kinformer/controllers/manager"
@@ -15,14 +19,19 @@ import (
 )
 
 const controllerManagerUsage = "usage: kinformer controller-manager --kubeconfig FILE [--controllers " +
-	"replicaset,deployment] [--workers 5] [--resync-period 5m] [--metrics-addr 127.0.0.1:10257] [--leader-elect] " +
+	"replicaset,deployment] [--workers 5] [--resync-period 5m] [--secure-port 10257] [--bind-address 0.0.0.0] " +
+	"[--tls-cert-file FILE --tls-private-key-file FILE] [--metrics-addr 127.0.0.1:10258] [--leader-elect] " +
 	"[--leader-elect-namespace kube-system] [--leader-elect-id NAME] [--lease-duration 15s] " +
-	"[--renew-deadline 10s] [--retry-period 2s] [-v]"
+	"[--renew-deadline 10s] [--retry-period 2s] [--crash-on-panic] [-v]"
 
-// defaultMetricsAddr is where /metrics, /healthz and /readyz listen unless told
-// otherwise: loopback, because they answer without authentication. Serving them on
-// other interfaces takes an explicit --metrics-addr.
-const defaultMetricsAddr = "127.0.0.1:10257"
+// The endpoints are served as kube-controller-manager serves them: over HTTPS on port
+// 10257 of every interface, each caller checked with the apiserver. The plain port
+// answers anyone, so it is off unless --metrics-addr names it (for development, on
+// loopback).
+const (
+	defaultSecurePort  = 10257
+	defaultBindAddress = "0.0.0.0"
+)
 
 // controllerManagerFlags are the command line of controller-manager.
 type controllerManagerFlags struct {
@@ -31,8 +40,12 @@ type controllerManagerFlags struct {
 	workers             int
 	resync              time.Duration
 	metricsAddr         string
+	securePort          int
+	bindAddress         string
+	certFile, keyFile   string
 	elect               bool
 	le                  manager.LeaderElection
+	crashOnPanic        bool
 	verbose             bool
 }
 
@@ -45,20 +58,64 @@ func (f *controllerManagerFlags) parse(args []string, stderr io.Writer) error {
 	fs.StringVar(&f.controllers, "controllers", strings.Join(manager.Known(), ","), "controllers to run")
 	fs.IntVar(&f.workers, "workers", 5, "workers per controller")
 	fs.DurationVar(&f.resync, "resync-period", 5*time.Minute, "look at every object again this often, changed or not")
-	fs.StringVar(&f.metricsAddr, "metrics-addr", defaultMetricsAddr, "address of /metrics, /healthz and /readyz, served without authentication (\"\" for none)")
+	fs.IntVar(&f.securePort, "secure-port", defaultSecurePort, "port of /metrics, /healthz and /readyz over HTTPS, /metrics only for callers "+
+		"the apiserver authenticates and authorizes (TokenReview, SubjectAccessReview) (0: none)")
+	fs.StringVar(&f.bindAddress, "bind-address", defaultBindAddress, "address of --secure-port (0.0.0.0: every interface)")
+	fs.StringVar(&f.certFile, "tls-cert-file", "", "certificate of --secure-port, PEM (default: a self-signed one made at start)")
+	fs.StringVar(&f.keyFile, "tls-private-key-file", "", "private key of --tls-cert-file, PEM")
+	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "address of /metrics, /healthz and /readyz over plain HTTP, without authentication, "+
+		"for development (e.g. 127.0.0.1:10258; default: none)")
 	fs.BoolVar(&f.elect, "leader-elect", false, "contend for the "+manager.LeaseName+" Lease before acting")
 	fs.StringVar(&f.le.Namespace, "leader-elect-namespace", "kube-system", "namespace of the Lease")
 	fs.StringVar(&f.le.Identity, "leader-elect-id", "", "identity in the Lease (default: hostname and a random suffix)")
 	fs.DurationVar(&f.le.LeaseDuration, "lease-duration", 15*time.Second, "how long a standby waits before taking an unrenewed lease")
 	fs.DurationVar(&f.le.RenewDeadline, "renew-deadline", 10*time.Second, "how long a leader keeps acting without renewing")
 	fs.DurationVar(&f.le.RetryPeriod, "retry-period", 2*time.Second, "time between attempts to acquire or renew")
+	fs.BoolVar(&f.crashOnPanic, "crash-on-panic", false, "let a panic in a sync crash the process (default: log it with its stack, count it, retry the key)")
 	fs.BoolVar(&f.verbose, "v", false, "log what the controllers do (to stderr)")
 	if pos, err := parseInterspersed(fs, args); err != nil {
 		return err
 	} else if len(pos) != 0 {
 		return usageError{controllerManagerUsage}
 	}
+	switch {
+	case f.securePort < 0 || f.securePort > 65535:
+		return usageError{fmt.Sprintf("--secure-port %d: not a port (0 serves no HTTPS)", f.securePort)}
+	case (f.certFile == "") != (f.keyFile == ""):
+		return usageError{"--tls-cert-file and --tls-private-key-file go together"}
+	case f.certFile != "" && f.securePort == 0:
+		return usageError{"--tls-cert-file is for --secure-port, which is 0"}
+	}
 	return nil
+}
+
+// secureAddr is where the HTTPS endpoints listen ("" for none).
+func (f *controllerManagerFlags) secureAddr() string {
+	if f.securePort == 0 {
+		return ""
+	}
+	return net.JoinHostPort(f.bindAddress, strconv.Itoa(f.securePort))
+}
+
+// listenFailure reports an address of the endpoints that cannot be listened on with the
+// flag that set it: it is no fault of the apiserver, whatever net error it is.
+func (f *controllerManagerFlags) listenFailure(le *manager.ListenError) error {
+	flagName, how := "--metrics-addr", `choose another address with --metrics-addr ("" serves none)`
+	if le.Option == "SecureServing.Addr" {
+		flagName, how = "--secure-port", "choose another port with --secure-port (0 serves no HTTPS)"
+		if errors.Is(le, syscall.EADDRNOTAVAIL) { // the port is fine: the address is not this machine's
+			flagName = "--bind-address"
+		}
+	}
+	msg := fmt.Sprintf("cannot listen on %s (%s): %v", le.Addr, flagName, le.Err)
+	if errors.Is(le, syscall.EADDRINUSE) {
+		msg += "; another process listens there"
+		if _, port, _ := net.SplitHostPort(f.metricsAddr); flagName == "--metrics-addr" && port == strconv.Itoa(f.securePort) {
+			msg += " (this one's --secure-port, maybe)"
+		}
+		msg += ": stop it or " + how
+	}
+	return errors.New(msg)
 }
 
 // exposure warns when addr is reachable from other machines: the endpoints have no
@@ -88,6 +145,14 @@ func runControllerManager(ctx context.Context, args []string, stdout, stderr io.
 	if w := exposure(f.metricsAddr); w != "" {
 		fmt.Fprintln(stderr, "kinformer: warning:", w)
 	}
+	var secure manager.SecureServing
+	if secure.Addr = f.secureAddr(); f.certFile != "" {
+		cert, err := tls.LoadX509KeyPair(f.certFile, f.keyFile)
+		if err != nil {
+			return fmt.Errorf("--tls-cert-file, --tls-private-key-file: %w", err)
+		}
+		secure.Certificate = &cert
+	}
 	cfg, err := listwatch.LoadKubeconfig(listwatch.LoadOptions{Path: f.kubeconfig, Context: f.context})
 	if err != nil {
 		return err
@@ -103,13 +168,24 @@ func runControllerManager(ctx context.Context, args []string, stdout, stderr io.
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	m, err := manager.New(ctx, manager.Options{Client: c, Controllers: splitList(f.controllers), Workers: f.workers, ResyncPeriod: f.resync,
-		MetricsAddr: f.metricsAddr, LeaderElect: f.elect, LeaderElection: f.le, Logger: logger})
-	if err != nil {
+		MetricsAddr: f.metricsAddr, SecureServing: secure, LeaderElect: f.elect, LeaderElection: f.le, Logger: logger,
+		CrashOnPanic: f.crashOnPanic})
+	var le *manager.ListenError
+	switch {
+	case errors.As(err, &le):
+		return f.listenFailure(le)
+	case err != nil:
 		return explain(err, cfg.Host)
 	}
 	fmt.Fprintf(stdout, "controller-manager: controllers %s", strings.Join(splitList(f.controllers), ","))
+	if addr := m.SecureAddr(); addr != "" {
+		fmt.Fprintf(stdout, "; https://%s/metrics (callers checked with the apiserver)", addr)
+	}
 	if addr := m.Addr(); addr != "" {
 		fmt.Fprintf(stdout, "; http://%s/metrics", addr)
+	}
+	if m.SecureAddr() == "" && m.Addr() == "" {
+		fmt.Fprint(stdout, "; no /metrics, /healthz or /readyz")
 	}
 	if f.elect {
 		fmt.Fprintf(stdout, "; leader election as %s", m.Identity())

@@ -64,12 +64,20 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fmt.Fprintln(stdout, "kinformer demo: a kube-controller-manager runs in this cluster: it does the work, and the view shows it through this engine's informers")
 	}
 	if env.runKubelet {
-		k, err := fakekubelet.New(fakekubelet.Options{Client: env.client, Namespace: env.namespace, ReadyAfter: *readyAfter})
+		// The demo's node is its own, named after its namespace, and goes with it: left
+		// behind, it would be taken for a node by the next demo's hasNodes.
+		k, err := fakekubelet.New(fakekubelet.Options{Client: env.client, Namespace: env.namespace, ReadyAfter: *readyAfter,
+			NodeName: env.namespace, DeleteNodeOnExit: true})
 		if err != nil {
 			return err
 		}
 		wg.Add(1)
-		go func() { defer wg.Done(); _ = k.Run(runCtx) }()
+		go func() {
+			defer wg.Done()
+			if err := k.Run(runCtx); err != nil {
+				fmt.Fprintln(stderr, "kinformer demo: fake kubelet:", err)
+			}
+		}()
 	}
 	v, err := newView(runCtx, env, m, stdout, !*plain && isTerminal(stdout))
 	if err != nil {
@@ -158,13 +166,14 @@ func kubeControllerManagerRuns(ctx context.Context, c *listwatch.Client) bool {
 	return err == nil && l.Spec.RenewTime != nil && time.Since(l.Spec.RenewTime.Time) < time.Minute
 }
 
-// hasNodes: real kubelets run the pods, so the fake one must not.
+// hasNodes: real kubelets run the pods, so the fake one must not. Fake kubelets' nodes
+// do not count: one left registered by a stopped fake kubelet runs nothing.
 func hasNodes(ctx context.Context, c *listwatch.Client) bool {
 	info, err := c.Discover(ctx, "nodes")
 	if err != nil {
 		return false
 	}
-	l, err := listwatch.For[*object.Raw](c, info, "").List(ctx, listwatch.ListOptions{Limit: 1})
+	l, err := listwatch.For[*object.Raw](c, info, "").List(ctx, listwatch.ListOptions{Limit: 1, LabelSelector: "!" + fakekubelet.NodeLabel})
 	return err == nil && len(l.Items) > 0
 }
 

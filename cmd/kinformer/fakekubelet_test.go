@@ -8,8 +8,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kinformer/kinformer/apisim"
 	"github.com/kinformer/kinformer/internal/leakcheck"
+	"github.com/kinformer/kinformer/internal/logbuf"
+	"github.com/kinformer/kinformer/internal/simtest"
 	"github.com/kinformer/kinformer/internal/testwait"
+	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 )
 
@@ -19,7 +23,7 @@ func TestFakeKubeletStartsPods(t *testing.T) {
 	leakcheck.Check(t)
 	_, kc, pods := simPods(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	var out, errOut syncBuffer
+	var out, errOut logbuf.Buffer
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"fake-kubelet", "--kubeconfig", kc, "--ready-after", "0"}, &out, &errOut)
@@ -66,8 +70,89 @@ func TestFakeKubeletFlags(t *testing.T) {
 	if d := cmp.Diff([]string{":nonexistent", ":404", "broken/"}, p.list); d != "" || !p.set {
 		t.Errorf("patterns (-want +got):\n%s", d)
 	}
-	var out, errOut syncBuffer
-	if err := run(context.Background(), []string{"fake-kubelet", "pods"}, &out, &errOut); exitCode(err) != 2 {
-		t.Errorf("a positional argument: %v, want a usage error", err)
+	r := resources{}
+	for _, v := range []string{"cpu=4, memory=8Gi", "pods=20", ",", "cpu=2"} {
+		if err := r.Set(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := r.over(map[string]string{"cpu": "32", "ephemeral-storage": "100Gi"}); got != "cpu=2,ephemeral-storage=100Gi,memory=8Gi,pods=20" {
+		t.Errorf("resources over defaults: %s", got)
+	}
+	for _, bad := range []string{"cpu", "=4", "cpu:4"} {
+		if err := (resources{}).Set(bad); err == nil {
+			t.Errorf("--capacity %q accepted", bad)
+		}
+	}
+	_, kc := startSim(t, apisim.Options{})
+	for _, tt := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"pods"}, 2},
+		{[]string{"--capacity", "cpu"}, 1}, // as every flag the flag package refuses
+		{[]string{"--capacity", "cpu=four"}, 2},
+		{[]string{"--allocatable", "memory=1GB"}, 2},
+	} {
+		var out, errOut logbuf.Buffer
+		args := append([]string{"fake-kubelet", "--kubeconfig", kc}, tt.args...)
+		if err := run(context.Background(), args, &out, &errOut); exitCode(err) != tt.code {
+			t.Errorf("%q: %v, want exit code %d", tt.args, err, tt.code)
+		}
+	}
+}
+
+// TestFakeKubeletRegistersItsNode runs the command against the simulator: the Node has
+// the capacity of the flags, and is deleted on exit only with --delete-node-on-exit.
+func TestFakeKubeletRegistersItsNode(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		capacity string
+		stays    bool
+	}{
+		{"defaults", nil, `{"cpu":"32","memory":"256Gi","pods":"110"}`, true},
+		{"flags", []string{"--capacity", "cpu=4,memory=8Gi", "--allocatable", "cpu=3", "--delete-node-on-exit"},
+			`{"cpu":"4","memory":"8Gi","pods":"110"}`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			leakcheck.Check(t)
+			_, kc := startSim(t, apisim.Options{})
+			c := simtest.KubeconfigClient(t, kc)
+			info, err := c.Discover(context.Background(), "nodes")
+			if err != nil {
+				t.Fatal(err)
+			}
+			nodes := listwatch.For[*object.Raw](c, info, "")
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var out, errOut logbuf.Buffer
+			done := make(chan error, 1)
+			go func() {
+				done <- run(ctx, append([]string{"fake-kubelet", "--kubeconfig", kc, "--node-name", "n1"}, tt.args...), &out, &errOut)
+			}()
+			var node *object.Raw
+			testwait.Eventually(t, 30*time.Second, func() bool {
+				node, err = nodes.Get(ctx, "n1")
+				return err == nil
+			}, "no Node n1: %v\nstdout: %s\nstderr: %s", testwait.Lazy(func() any { return err }), &out, &errOut)
+			var status struct{ Capacity, Allocatable json.RawMessage }
+			if err := json.Unmarshal(node.Unknown.Get("status"), &status); err != nil {
+				t.Fatal(err)
+			}
+			if string(status.Capacity) != tt.capacity {
+				t.Errorf("capacity %s, want %s", status.Capacity, tt.capacity)
+			}
+			waitForOutput(t, &out, "fake kubelet: node n1: capacity ")
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("fake-kubelet ended with %v", err)
+			}
+			_, err = nodes.Get(context.Background(), "n1")
+			if stays := err == nil; stays != tt.stays {
+				t.Errorf("after exit: Node there %v (%v), want %v", stays, err, tt.stays)
+			}
+		})
 	}
 }

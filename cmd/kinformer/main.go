@@ -30,7 +30,8 @@ Usage:
   kinformer controller-manager --kubeconfig FILE [--controllers replicaset] [--workers 5] [--leader-elect] [...]
                                              run the controllers (leader election, /metrics, /healthz, /readyz)
   kinformer fake-kubelet --kubeconfig FILE [--ready-after 1s] [--never-ready-image :nonexistent,:404] [--node-name fake-node]
-                                             bind pods to a fake node and report them running and ready
+                         [--capacity cpu=32,memory=256Gi,pods=110] [--allocatable NAME=QUANTITY] [--delete-node-on-exit]
+                                             register a fake node, bind pods to it and report them running and ready
 
 Run 'kinformer COMMAND -h' for the flags of a command.
 `

@@ -7,35 +7,17 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/kinformer/kinformer/apisim"
 	"github.com/kinformer/kinformer/internal/leakcheck"
+	"github.com/kinformer/kinformer/internal/logbuf"
 	"github.com/kinformer/kinformer/internal/simtest"
 	"github.com/kinformer/kinformer/internal/testwait"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 )
-
-// syncBuffer is a bytes.Buffer safe for a writer and a polling reader.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 func startSim(t *testing.T, opts apisim.Options) (*apisim.Server, string) {
 	t.Helper()
@@ -66,7 +48,7 @@ func simPods(t *testing.T) (*apisim.Server, string, *listwatch.Resource[*object.
 }
 
 // waitForOutput waits until out contains want.
-func waitForOutput(t *testing.T, out *syncBuffer, want string) {
+func waitForOutput(t *testing.T, out *logbuf.Buffer, want string) {
 	t.Helper()
 	testwait.Eventually(t, 10*time.Second, func() bool { return strings.Contains(out.String(), want) },
 		"output never contained %q:\n%s", want, out)
@@ -80,7 +62,7 @@ func TestWatchPrintsEvents(t *testing.T) {
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
-	var out, errOut syncBuffer
+	var out, errOut logbuf.Buffer
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, []string{"watch", "pods", "--kubeconfig", kc, "-l", ""}, &out, &errOut) }()
 	waitForOutput(t, &out, "ADD     default/before rv=2 initial=true")
@@ -126,7 +108,7 @@ func TestWatchErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			var out, errOut syncBuffer
+			var out, errOut logbuf.Buffer
 			err := run(ctx, tt.args, &out, &errOut)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error = %v, want it to mention %q", err, tt.want)
@@ -148,7 +130,7 @@ func TestWatchErrors(t *testing.T) {
 // each chapter and periodic summary lines.
 func TestDemoRuns(t *testing.T) {
 	leakcheck.Check(t)
-	var out, errOut syncBuffer
+	var out, errOut logbuf.Buffer
 	if err := run(context.Background(), []string{"demo", "--ready-after", "100ms", "--timeout", "60s"}, &out, &errOut); err != nil {
 		t.Fatalf("%v\n%s\n%s", err, out.String(), errOut.String())
 	}
@@ -168,7 +150,7 @@ func TestCacheDumpAndVerify(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var out, errOut syncBuffer
+	var out, errOut logbuf.Buffer
 	if err := run(context.Background(), []string{"cache", "dump", "pods", "--kubeconfig", kc}, &out, &errOut); err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +158,7 @@ func TestCacheDumpAndVerify(t *testing.T) {
 	if len(lines) != 2 || !strings.HasPrefix(lines[0], `{"namespace":"default","name":"a","uid":"`) || !strings.Contains(lines[1], `"name":"b"`) {
 		t.Errorf("dump:\n%s", out.String())
 	}
-	var vout syncBuffer
+	var vout logbuf.Buffer
 	if err := run(context.Background(), []string{"cache", "verify", "pods", "--kubeconfig", kc}, &vout, &errOut); err != nil {
 		t.Fatalf("verify: %v\n%s", err, vout.String())
 	}
@@ -198,7 +180,7 @@ func TestWatchSaysWhatItWaitsFor(t *testing.T) {
 		return r.URL.Path == "/api/v1/namespaces/default/pods" && r.URL.Query().Get("watch") == ""
 	})
 	ctx, cancel := context.WithCancel(context.Background())
-	var out, errOut syncBuffer
+	var out, errOut logbuf.Buffer
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, []string{"watch", "pods", "--kubeconfig", kc}, &out, &errOut) }()
 	waitForOutput(t, &errOut, "kinformer: waiting for default/pods to sync: ")
@@ -231,10 +213,10 @@ func TestControllerManagerAgainstSim(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	var out, errOut syncBuffer
+	var out, errOut logbuf.Buffer
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"controller-manager", "--kubeconfig", kc, "--metrics-addr", "127.0.0.1:0", "--leader-elect",
+		done <- run(ctx, []string{"controller-manager", "--kubeconfig", kc, "--metrics-addr", "127.0.0.1:0", "--secure-port", "0", "--leader-elect",
 			"--lease-duration", "2s", "--renew-deadline", "1s", "--retry-period", "200ms"}, &out, &errOut)
 	}()
 	waitForOutput(t, &out, "controller-manager: controllers ")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kinformer/kinformer/apisim"
 	"github.com/kinformer/kinformer/internal/leakcheck"
+	"github.com/kinformer/kinformer/internal/logbuf"
 	"github.com/kinformer/kinformer/internal/testwait"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
@@ -41,7 +42,7 @@ func TestWatchTrace(t *testing.T) {
 	if _, err := pods.Create(ctx, &object.Pod{ObjectMeta: object.ObjectMeta{Name: "listed"}}); err != nil {
 		t.Fatal(err)
 	}
-	var out, errOut syncBuffer
+	var out, errOut logbuf.Buffer
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"watch", "pods", "--kubeconfig", kc, "--trace", "--trace-every", "1"}, &out, &errOut)
@@ -110,7 +111,7 @@ func TestWatchTrace(t *testing.T) {
 
 func TestWatchTraceEveryMustBePositive(t *testing.T) {
 	_, kc := startSim(t, apisim.Options{})
-	err := run(context.Background(), []string{"watch", "pods", "--kubeconfig", kc, "--trace", "--trace-every", "0"}, &syncBuffer{}, &syncBuffer{})
+	err := run(context.Background(), []string{"watch", "pods", "--kubeconfig", kc, "--trace", "--trace-every", "0"}, &logbuf.Buffer{}, &logbuf.Buffer{})
 	if err == nil || exitCode(err) != 2 {
 		t.Errorf("error %v, want a usage error", err)
 	}

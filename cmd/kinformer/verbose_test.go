@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kinformer/kinformer/internal/leakcheck"
+	"github.com/kinformer/kinformer/internal/logbuf"
 	"github.com/kinformer/kinformer/internal/testwait"
 	"github.com/kinformer/kinformer/object"
 )
@@ -19,7 +20,7 @@ func TestWatchVerboseLogsTheRelist(t *testing.T) {
 	sim, kc, pods := simPods(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out, errOut syncBuffer
+	var out, errOut logbuf.Buffer
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, []string{"watch", "pods", "-v", "--kubeconfig", kc}, &out, &errOut) }()
 	if _, err := pods.Create(ctx, &object.Pod{ObjectMeta: object.ObjectMeta{Name: "a"}}); err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kinformer/kinformer/controllers"
+	"github.com/kinformer/kinformer/controllers/consistency"
 	"github.com/kinformer/kinformer/controllers/events"
 	"github.com/kinformer/kinformer/informer"
 	"github.com/kinformer/kinformer/listwatch"
@@ -20,6 +21,14 @@ const Name = "deployment"
 
 // Options configure a Controller (see controllers.Options).
 type Options = controllers.Options
+
+// The resources the controller reads, as the informers and the read-your-writes records
+// name them.
+const (
+	resourceDeployments = "deployments.apps"
+	resourceReplicaSets = "replicasets.apps"
+	resourcePods        = "pods"
+)
 
 // Controller is the Deployment controller.
 type Controller struct {
@@ -36,6 +45,9 @@ type Controller struct {
 	loop      controllers.Loop
 	syncers   []informer.Syncer
 	w         writer
+	// written is the read-your-writes guard: the resourceVersions of each Deployment's
+	// writes (its ReplicaSets, its own metadata and status) until the informers show them.
+	written *consistency.Store
 	// podsIn lists a namespace's cached pods (a Recreate rollout waits for old ones).
 	podsIn func(ns string) []*object.Pod
 }
@@ -44,15 +56,15 @@ type Controller struct {
 // handlers on f, the process's shared factory; Run starts its workers.
 func New(ctx context.Context, f *informer.Factory, c *listwatch.Client, opts Options) (*Controller, error) {
 	opts = opts.WithDefaults()
-	dInf, err := informer.For[*object.Deployment](ctx, f, "deployments.apps", informer.Selectors{Namespace: opts.Namespace})
+	dInf, err := informer.For[*object.Deployment](ctx, f, resourceDeployments, informer.Selectors{Namespace: opts.Namespace})
 	if err != nil {
 		return nil, err
 	}
-	rsInf, err := informer.For[*object.ReplicaSet](ctx, f, "replicasets.apps", informer.Selectors{Namespace: opts.Namespace})
+	rsInf, err := informer.For[*object.ReplicaSet](ctx, f, resourceReplicaSets, informer.Selectors{Namespace: opts.Namespace})
 	if err != nil {
 		return nil, err
 	}
-	podInf, err := informer.For[*object.Pod](ctx, f, "pods", informer.Selectors{Namespace: opts.Namespace})
+	podInf, err := informer.For[*object.Pod](ctx, f, resourcePods, informer.Selectors{Namespace: opts.Namespace})
 	if err != nil {
 		return nil, err
 	}
@@ -61,21 +73,34 @@ func New(ctx context.Context, f *informer.Factory, c *listwatch.Client, opts Opt
 			RateLimiter: workqueue.DefaultControllerRateLimiter[string]()}),
 		recorder: opts.Recorder, log: opts.Logger.With("controller", Name), now: opts.Now}
 	dc.w = apiWriter{dc}
+	// kube-controller-manager has no such guard for Deployments (1.36 has it for
+	// ReplicaSets, DaemonSets, StatefulSets and Jobs), but a Deployment's sync decides
+	// from the ReplicaSets it scaled and the status it wrote just as much.
+	dc.written = consistency.New(map[string]consistency.Source{resourceDeployments: dInf, resourceReplicaSets: rsInf})
 	dc.podsIn = func(ns string) []*object.Pod { return dc.podLister.Namespace(ns).List(object.Everything()) }
-	if dc.dInfo, err = c.Discover(ctx, "deployments.apps"); err != nil {
+	if dc.dInfo, err = c.Discover(ctx, resourceDeployments); err != nil {
 		return nil, err
 	}
-	if dc.rsInfo, err = c.Discover(ctx, "replicasets.apps"); err != nil {
+	if dc.rsInfo, err = c.Discover(ctx, resourceReplicaSets); err != nil {
 		return nil, err
 	}
 	dc.loop = controllers.Loop{Name: Name, Queue: dc.queue, Sync: dc.sync, Metrics: opts.Metrics, Logger: dc.log,
+		CrashOnPanic: opts.CrashOnPanic,
 		OnDrop: func(key string, err error) {
 			dc.log.Error("dropping deployment out of the queue after repeated failures", "key", key, "err", err)
 		}}
 	dReg, err := dInf.AddEventHandler(informer.HandlerFuncs[*object.Deployment]{
-		AddFunc:    func(d *object.Deployment, _ bool) { dc.enqueue(d) },
-		UpdateFunc: func(_, d *object.Deployment) { dc.enqueue(d) },
-		DeleteFunc: func(d *object.Deployment, _ bool) { dc.enqueue(d) },
+		AddFunc: func(d *object.Deployment, _ bool) { dc.enqueue(d) },
+		UpdateFunc: func(old, d *object.Deployment) {
+			if old.UID != d.UID { // deleted and created again under the same name
+				dc.written.Clear(consistency.OwnerOf(&old.ObjectMeta))
+			}
+			dc.enqueue(d)
+		},
+		DeleteFunc: func(d *object.Deployment, _ bool) {
+			dc.written.Clear(consistency.OwnerOf(&d.ObjectMeta))
+			dc.enqueue(d)
+		},
 	}, informer.HandlerOptions{Name: Name, ResyncPeriod: opts.ResyncPeriod})
 	if err != nil {
 		return nil, err

@@ -8,6 +8,12 @@
 // ControllerRef (an orphan ReplicaSet is offered to every Deployment that selects it),
 // and, for a Recreate rollout waiting for old pods to go, pod deletions.
 //
+// A sync first waits until the informers have shown the controller's own last writes for
+// that Deployment (ReplicaSets created, scaled or annotated, the Deployment's revision and
+// status): until then it is skipped and retried (package consistency), so it never
+// creates a ReplicaSet twice or scales one from a size it has already changed.
+// kube-controller-manager 1.36 has this guard for ReplicaSets, not for Deployments.
+//
 // One sync of a Deployment, after claiming its ReplicaSets (package claim):
 //
 //   - the new ReplicaSet is the one whose template equals the Deployment's, ignoring the
@@ -33,5 +39,6 @@
 //     ProgressDeadlineExceeded, and the key is requeued for exactly that moment).
 //
 // A Deployment being deleted only has its status synced; its ReplicaSets are the garbage
-// collector's. Events (ScalingReplicaSet, ...) go to the Deployment.
+// collector's. Events (ScalingReplicaSet, ...) go to the Deployment. A panic in a sync is
+// recovered, logged and retried by controllers.Loop (Options.CrashOnPanic: crash).
 package deployment

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/kinformer/kinformer/controllers/claim"
+	"github.com/kinformer/kinformer/controllers/consistency"
 	"github.com/kinformer/kinformer/controllers/events"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
@@ -22,7 +23,16 @@ type rollout struct {
 func (dc *Controller) sync(ctx context.Context, key string) error {
 	cached, ok := dc.dLister.Get(key)
 	if !ok {
+		dc.written.Clear(consistency.Owner{Key: key})
 		return nil // deleted: its ReplicaSets are the garbage collector's
+	}
+	// Read your own writes: while the caches have not shown every write of the last
+	// syncs (a ReplicaSet created or scaled, the status), this sync would decide from the
+	// state before them: create again, scale from the old size, or judge progress from
+	// an old status. The error (a *consistency.StaleError) retries the key, and the event
+	// that brings the write in enqueues it anyway.
+	if err := dc.written.Ready(consistency.OwnerOf(&cached.ObjectMeta)); err != nil {
+		return err
 	}
 	d := object.DeepCopy(cached)
 	sel, err := d.Spec.Selector.AsSelector()
@@ -86,7 +96,10 @@ func (dc *Controller) claimReplicaSets(ctx context.Context, d *object.Deployment
 		}}
 	candidates := dc.rsLister.Namespace(d.Namespace).List(object.Everything())
 	return claim.Claim(ctx, owner, candidates, func(ctx context.Context, name string, patch []byte) error {
-		_, err := dc.replicaSetsIn(d.Namespace).Patch(ctx, name, listwatch.MergePatch, patch, "")
+		rs, err := dc.replicaSetsIn(d.Namespace).Patch(ctx, name, listwatch.MergePatch, patch, "")
+		if err == nil {
+			dc.written.WroteAt(consistency.OwnerOf(&d.ObjectMeta), resourceReplicaSets, rs.ResourceVersion)
+		}
 		return err
 	})
 }

@@ -3,6 +3,7 @@ package deployment
 import (
 	"context"
 
+	"github.com/kinformer/kinformer/controllers/consistency"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 )
@@ -17,22 +18,49 @@ type writer interface {
 	patchDeployment(ctx context.Context, ns, name, sub string, patch []byte) error
 }
 
-// apiWriter writes through the client.
+// apiWriter writes through the client, and records each write's resourceVersion for
+// the read-your-writes guard, under the Deployment it was made for.
 type apiWriter struct{ dc *Controller }
 
 func (w apiWriter) createRS(ctx context.Context, rs *object.ReplicaSet) (*object.ReplicaSet, error) {
-	return w.dc.replicaSetsIn(rs.Namespace).Create(ctx, rs)
+	created, err := w.dc.replicaSetsIn(rs.Namespace).Create(ctx, rs)
+	if err == nil {
+		w.wroteRS(created)
+	}
+	return created, err
 }
 
 func (w apiWriter) patchRS(ctx context.Context, ns, name string, patch []byte) (*object.ReplicaSet, error) {
-	return w.dc.replicaSetsIn(ns).Patch(ctx, name, listwatch.MergePatch, patch, "")
+	patched, err := w.dc.replicaSetsIn(ns).Patch(ctx, name, listwatch.MergePatch, patch, "")
+	if err == nil {
+		w.wroteRS(patched)
+	}
+	return patched, err
 }
 
+// deleteRS is not recorded: the client's Delete returns no object, so no
+// resourceVersion. A sync on a cache that still shows the ReplicaSet picks the same one
+// again (the oldest revision), and deleting it again changes nothing (cleanup takes
+// NotFound as done).
 func (w apiWriter) deleteRS(ctx context.Context, ns, name, uid string) error {
 	return w.dc.replicaSetsIn(ns).Delete(ctx, name, listwatch.DeleteOptions{Preconditions: &listwatch.Preconditions{UID: uid}})
 }
 
 func (w apiWriter) patchDeployment(ctx context.Context, ns, name, sub string, patch []byte) error {
-	_, err := w.dc.deploymentsIn(ns).Patch(ctx, name, listwatch.MergePatch, patch, sub)
+	d, err := w.dc.deploymentsIn(ns).Patch(ctx, name, listwatch.MergePatch, patch, sub)
+	if err == nil {
+		w.dc.written.WroteAt(consistency.OwnerOf(&d.ObjectMeta), resourceDeployments, d.ResourceVersion)
+	}
 	return err
+}
+
+// wroteRS records a write of a ReplicaSet under the Deployment that controls it: the
+// controller writes only the ReplicaSets it controls, on behalf of their Deployment.
+func (w apiWriter) wroteRS(rs *object.ReplicaSet) {
+	ref := object.ControllerRef(&rs.ObjectMeta)
+	if ref == nil || ref.Kind != "Deployment" {
+		return
+	}
+	owner := consistency.Owner{Key: object.KeyFor(rs.Namespace, ref.Name), UID: ref.UID}
+	w.dc.written.WroteAt(owner, resourceReplicaSets, rs.ResourceVersion)
 }

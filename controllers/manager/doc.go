@@ -5,6 +5,16 @@
 // (workqueue_*{name=...}, the informer metrics, sync durations and errors per
 // controller, leader_election_master_status), and serves /metrics, /healthz and /readyz.
 //
+// The endpoints are served as kube-controller-manager serves them on its secure port
+// (SecureServing): over HTTPS, with a certificate given or self-signed at start, every
+// caller checked with the apiserver (a TokenReview for its bearer token, a
+// SubjectAccessReview for get on /metrics), the answers kept 10 s; /healthz and /readyz
+// answer anyone, as probes carry no token. The manager's user then needs the ClusterRole
+// system:auth-delegator. MetricsAddr serves the same endpoints over plain HTTP without
+// any check, for development on loopback; either, both or neither may be set. An
+// address that cannot be listened on fails New with a ListenError, and an endpoint that
+// stops serving stops Run with its error.
+//
 // With leader election, candidates contend for a coordination.k8s.io/v1 Lease (package
 // leaderelection). Unlike kube-controller-manager, a candidate that is not the leader
 // is a warm standby: its informers run and stay synced, and only its workers wait. A

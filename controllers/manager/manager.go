@@ -3,13 +3,13 @@ package manager
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -47,9 +47,14 @@ type Options struct {
 	// a key dropped after its retry cap is not forgotten. Syncs that change nothing
 	// write nothing.
 	ResyncPeriod time.Duration
-	// MetricsAddr serves /metrics, /healthz and /readyz ["": no HTTP server]. Use a
-	// loopback address unless the endpoints must be reachable from elsewhere.
+	// MetricsAddr serves /metrics, /healthz and /readyz over plain HTTP, to anyone who
+	// reaches it ["": none]. For development: use a loopback address, and SecureServing
+	// where the endpoints must be reachable from elsewhere. Both may be set: the same
+	// endpoints are then served on both.
 	MetricsAddr string
+	// SecureServing serves the endpoints over HTTPS, each caller checked with the
+	// apiserver, as kube-controller-manager's secure port [Addr "": none].
+	SecureServing SecureServing
 	// LeaderElect contends for the Lease before running workers.
 	LeaderElect bool
 	// LeaderElection tunes the election [namespace kube-system, identity hostname_random,
@@ -57,6 +62,9 @@ type Options struct {
 	LeaderElection LeaderElection
 	// Logger reports what an operator needs (leadership, sync errors); nil is silent.
 	Logger *slog.Logger
+	// CrashOnPanic lets a panic in a sync crash the process (after it is logged and
+	// counted) instead of being recovered and the key retried (controllers.Options).
+	CrashOnPanic bool
 }
 
 // LeaderElection configures the Lease contest.
@@ -71,26 +79,17 @@ type controller interface {
 	Run(ctx, syncCtx context.Context, workers int)
 }
 
-// shared is what the manager hands every controller it builds.
-type shared struct {
-	factory      *informer.Factory
-	client       *listwatch.Client
-	queueMetrics *workqueue.Metrics
-	metrics      *controllers.Metrics
-	logger       *slog.Logger
-	namespace    string
-	resync       time.Duration
-}
+// constructor builds one controller on the manager's shared factory and client, with
+// the options every controller gets (and its own event recorder in them).
+type constructor func(ctx context.Context, f *informer.Factory, c *listwatch.Client, opts controllers.Options) (controller, error)
 
-// constructors build the known controllers, by name, with their event recorder.
-var constructors = map[string]func(ctx context.Context, s shared, rec *events.Recorder) (controller, error){
-	deployment.Name: func(ctx context.Context, s shared, rec *events.Recorder) (controller, error) {
-		return deployment.New(ctx, s.factory, s.client, deployment.Options{Recorder: rec,
-			QueueMetrics: s.queueMetrics, Metrics: s.metrics, Logger: s.logger, Namespace: s.namespace, ResyncPeriod: s.resync})
+// constructors are the known controllers, by name.
+var constructors = map[string]constructor{
+	deployment.Name: func(ctx context.Context, f *informer.Factory, c *listwatch.Client, opts controllers.Options) (controller, error) {
+		return deployment.New(ctx, f, c, opts)
 	},
-	replicaset.Name: func(ctx context.Context, s shared, rec *events.Recorder) (controller, error) {
-		return replicaset.New(ctx, s.factory, s.client, replicaset.Options{Recorder: rec,
-			QueueMetrics: s.queueMetrics, Metrics: s.metrics, Logger: s.logger, Namespace: s.namespace, ResyncPeriod: s.resync})
+	replicaset.Name: func(ctx context.Context, f *informer.Factory, c *listwatch.Client, opts controllers.Options) (controller, error) {
+		return replicaset.New(ctx, f, c, opts)
 	},
 }
 
@@ -114,13 +113,35 @@ type Manager struct {
 	recs     []*events.Recorder
 	leConfig *leaderelection.Config // set with LeaderElect; the elector is built by Run
 	elector  *leaderelection.Elector
-	listener net.Listener
+
+	// The HTTP endpoints: plain (MetricsAddr) and secure (SecureServing), each nil when
+	// not asked for.
+	plain, secure   net.Listener
+	cert            tls.Certificate
+	selfSignedPEM   []byte // the certificate when New made it
+	reviewer        *reviewer
+	ownReviewClient *listwatch.Client // closed by Run; nil when the options gave one
 
 	synced atomic.Bool
 }
 
-// New builds the manager and its controllers; nothing runs until Run.
-func New(ctx context.Context, opts Options) (*Manager, error) {
+// ListenError is an address of the HTTP endpoints that cannot be listened on: taken by
+// another process, or not this machine's. It is no fault of the apiserver; a command
+// line reports it with the flag that set Option ("MetricsAddr" or "SecureServing.Addr").
+type ListenError struct {
+	Option, Addr string
+	Err          error // the cause, such as bind: address already in use
+}
+
+func (e *ListenError) Error() string {
+	return fmt.Sprintf("cannot listen on %s (%s): %v", e.Addr, e.Option, e.Err)
+}
+
+func (e *ListenError) Unwrap() error { return e.Err }
+
+// New builds the manager and its controllers; nothing runs until Run. It listens on the
+// endpoints' addresses first, so that a taken port fails before anything else is done.
+func New(ctx context.Context, opts Options) (_ *Manager, err error) {
 	if opts.Workers <= 0 {
 		opts.Workers = 5
 	}
@@ -134,6 +155,19 @@ func New(ctx context.Context, opts Options) (*Manager, error) {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	m := &Manager{opts: opts, log: opts.Logger, registry: prometheus.NewRegistry(), ctrls: map[string]controller{}}
+	if err := m.listen(); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			m.closeEndpoints()
+		}
+	}()
+	if opts.SecureServing.Addr != "" {
+		if err := m.setUpSecure(); err != nil {
+			return nil, err
+		}
+	}
 	m.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	infMetrics, err := informer.NewMetrics(m.registry)
 	if err != nil {
@@ -149,7 +183,8 @@ func New(ctx context.Context, opts Options) (*Manager, error) {
 	}
 	m.factory = informer.NewFactory(opts.Client, informer.FactoryOptions{Metrics: infMetrics, Logger: opts.Logger})
 	host, _ := os.Hostname()
-	s := shared{factory: m.factory, client: opts.Client, queueMetrics: queueMetrics, metrics: syncMetrics, logger: opts.Logger, namespace: opts.Namespace, resync: opts.ResyncPeriod}
+	common := controllers.Options{QueueMetrics: queueMetrics, Metrics: syncMetrics, Logger: opts.Logger,
+		Namespace: opts.Namespace, ResyncPeriod: opts.ResyncPeriod, CrashOnPanic: opts.CrashOnPanic}
 	for _, name := range opts.Controllers {
 		build, ok := constructors[name]
 		if !ok {
@@ -159,7 +194,9 @@ func New(ctx context.Context, opts Options) (*Manager, error) {
 		if err != nil {
 			return nil, err
 		}
-		c, err := build(ctx, s, rec)
+		copts := common
+		copts.Recorder = rec
+		c, err := build(ctx, m.factory, opts.Client, copts)
 		if err != nil {
 			return nil, fmt.Errorf("%s controller: %w", name, err)
 		}
@@ -168,12 +205,46 @@ func New(ctx context.Context, opts Options) (*Manager, error) {
 	if opts.LeaderElect {
 		m.leConfig = m.electionConfig()
 	}
-	if opts.MetricsAddr != "" {
-		if m.listener, err = net.Listen("tcp", opts.MetricsAddr); err != nil {
-			return nil, fmt.Errorf("metrics address: %w", err)
+	return m, nil
+}
+
+// listen opens the endpoints' listeners, the secure one first: of two addresses on one
+// port, the plain one, for development, is the one reported.
+func (m *Manager) listen() error {
+	for _, l := range []struct {
+		option, addr string
+		into         *net.Listener
+	}{
+		{"SecureServing.Addr", m.opts.SecureServing.Addr, &m.secure},
+		{"MetricsAddr", m.opts.MetricsAddr, &m.plain},
+	} {
+		if l.addr == "" {
+			continue
+		}
+		ln, err := net.Listen("tcp", l.addr)
+		if err != nil {
+			m.closeEndpoints()
+			var op *net.OpError
+			if errors.As(err, &op) {
+				err = op.Err // the OpError repeats the address
+			}
+			return &ListenError{Option: l.option, Addr: l.addr, Err: err}
+		}
+		*l.into = ln
+	}
+	return nil
+}
+
+// closeEndpoints releases what New opened for the endpoints, when Run will not.
+func (m *Manager) closeEndpoints() {
+	for _, l := range []net.Listener{m.plain, m.secure} {
+		if l != nil {
+			_ = l.Close()
 		}
 	}
-	return m, nil
+	if m.ownReviewClient != nil {
+		m.ownReviewClient.CloseIdleConnections()
+	}
 }
 
 func (m *Manager) electionConfig() *leaderelection.Config {
@@ -210,19 +281,26 @@ func (m *Manager) Factory() *informer.Factory { return m.factory }
 // Gatherer reads the manager's metrics, as /metrics serves them.
 func (m *Manager) Gatherer() prometheus.Gatherer { return m.registry }
 
-// Addr is the address the HTTP endpoints listen on ("" without them).
-func (m *Manager) Addr() string {
-	if m.listener == nil {
+// Addr is the address the plain HTTP endpoints listen on ("" without them).
+func (m *Manager) Addr() string { return addrOf(m.plain) }
+
+// SecureAddr is the address the HTTPS endpoints listen on ("" without them).
+func (m *Manager) SecureAddr() string { return addrOf(m.secure) }
+
+func addrOf(l net.Listener) string {
+	if l == nil {
 		return ""
 	}
-	return m.listener.Addr().String()
+	return l.Addr().String()
 }
 
 // Identity is this manager's identity in the Lease ("" without leader election).
 func (m *Manager) Identity() string { return m.opts.LeaderElection.Identity }
 
 // Run runs the informers, the HTTP endpoints and, when leading (or without leader
-// election), the controllers' workers, until ctx ends or leadership is lost.
+// election), the controllers' workers, until ctx ends or leadership is lost. An endpoint
+// that stops serving stops the manager too (a leader hands its Lease over), and Run
+// returns why: a manager must not go on without the /healthz its probes read.
 func (m *Manager) Run(ctx context.Context) error {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -232,30 +310,31 @@ func (m *Manager) Run(ctx context.Context) error {
 	defer abort()
 	if m.leConfig != nil {
 		if err := m.buildElector(syncCtx, abort); err != nil {
+			m.closeEndpoints()
 			return err
 		}
 	}
 	var wg sync.WaitGroup
-	var srv *http.Server
+	// Each server that fails sends its error, then stops the manager.
+	serveErrs := make(chan error, 2)
+	servers := m.serve(&wg, func(err error) {
+		serveErrs <- err
+		cancel()
+	})
 	defer func() {
 		// Stop everything, then wait: the waits must never come before the cancel.
 		cancel()
 		m.factory.Shutdown()
-		if srv != nil {
-			sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-			defer scancel()
+		sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer scancel()
+		for _, srv := range servers {
 			_ = srv.Shutdown(sctx)
 		}
 		wg.Wait()
+		if m.ownReviewClient != nil {
+			m.ownReviewClient.CloseIdleConnections()
+		}
 	}()
-	if m.listener != nil {
-		srv = &http.Server{Handler: m.mux(), ReadHeaderTimeout: 10 * time.Second}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_ = srv.Serve(m.listener)
-		}()
-	}
 	for _, rec := range m.recs {
 		wg.Add(1)
 		go func() {
@@ -272,15 +351,21 @@ func (m *Manager) Run(ctx context.Context) error {
 			m.log.Info("caches synced", "controllers", m.opts.Controllers)
 		}
 	}()
+	var err error
 	if m.elector == nil {
 		m.runWorkers(runCtx, syncCtx)
-		return nil
+	} else {
+		err = m.elector.Run(runCtx)
+		if errors.Is(err, leaderelection.ErrLeadershipLost) {
+			m.log.Error("leader election lost", "identity", m.Identity())
+		}
 	}
-	err := m.elector.Run(runCtx)
-	if errors.Is(err, leaderelection.ErrLeadershipLost) {
-		m.log.Error("leader election lost", "identity", m.Identity())
+	select {
+	case serveErr := <-serveErrs:
+		return errors.Join(err, serveErr)
+	default:
+		return err
 	}
-	return err
 }
 
 // buildElector makes the elector whose leadership runs the workers under syncCtx.

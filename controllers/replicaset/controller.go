@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kinformer/kinformer/controllers"
+	"github.com/kinformer/kinformer/controllers/consistency"
 	"github.com/kinformer/kinformer/controllers/events"
 	"github.com/kinformer/kinformer/controllers/expectations"
 	"github.com/kinformer/kinformer/indexer"
@@ -25,6 +26,13 @@ const BurstReplicas = 500
 // controllerUIDIndex indexes pods by the UID of their ControllerRef.
 const controllerUIDIndex = "replicaset.controllerUID"
 
+// The resources the controller reads and writes, as the informers and the read-your-writes
+// records name them.
+const (
+	resourcePods        = "pods"
+	resourceReplicaSets = "replicasets.apps"
+)
+
 // Options configure a Controller (see controllers.Options).
 type Options = controllers.Options
 
@@ -37,6 +45,9 @@ type Controller struct {
 	podCache informer.Lister[*object.Pod]
 	queue    *workqueue.Queue[string]
 	exp      *expectations.Expectations
+	// written is the read-your-writes guard: the resourceVersions of the pod and
+	// ReplicaSet writes of each ReplicaSet's syncs, until the informers have shown them.
+	written  *consistency.Store
 	recorder *events.Recorder
 	log      *slog.Logger
 	now      func() time.Time
@@ -49,11 +60,11 @@ type Controller struct {
 // workers, so a standby controller manager stays warm.
 func New(ctx context.Context, f *informer.Factory, c *listwatch.Client, opts Options) (*Controller, error) {
 	opts = opts.WithDefaults()
-	rsInf, err := informer.For[*object.ReplicaSet](ctx, f, "replicasets.apps", informer.Selectors{Namespace: opts.Namespace})
+	rsInf, err := informer.For[*object.ReplicaSet](ctx, f, resourceReplicaSets, informer.Selectors{Namespace: opts.Namespace})
 	if err != nil {
 		return nil, err
 	}
-	podInf, err := informer.For[*object.Pod](ctx, f, "pods", informer.Selectors{Namespace: opts.Namespace})
+	podInf, err := informer.For[*object.Pod](ctx, f, resourcePods, informer.Selectors{Namespace: opts.Namespace})
 	if err != nil {
 		return nil, err
 	}
@@ -65,15 +76,17 @@ func New(ctx context.Context, f *informer.Factory, c *listwatch.Client, opts Opt
 		queue: workqueue.New(workqueue.Options[string]{Name: Name, Metrics: opts.QueueMetrics,
 			RateLimiter: workqueue.DefaultControllerRateLimiter[string]()}),
 		exp:      expectations.New(0, opts.Now),
+		written:  consistency.New(map[string]consistency.Source{resourcePods: podInf, resourceReplicaSets: rsInf}),
 		recorder: opts.Recorder, log: opts.Logger.With("controller", Name), now: opts.Now,
 	}
-	if rc.pods, err = c.Discover(ctx, "pods"); err != nil {
+	if rc.pods, err = c.Discover(ctx, resourcePods); err != nil {
 		return nil, err
 	}
-	if rc.rss, err = c.Discover(ctx, "replicasets.apps"); err != nil {
+	if rc.rss, err = c.Discover(ctx, resourceReplicaSets); err != nil {
 		return nil, err
 	}
 	rc.loop = controllers.Loop{Name: Name, Queue: rc.queue, Sync: rc.sync, Metrics: opts.Metrics, Logger: rc.log,
+		CrashOnPanic: opts.CrashOnPanic,
 		OnDrop: func(key string, err error) {
 			rc.log.Error("dropping replicaset out of the queue after repeated failures", "key", key, "err", err)
 		}}
@@ -116,6 +129,11 @@ func (rc *Controller) podsIn(ns string) *listwatch.Resource[*object.Pod] {
 
 func (rc *Controller) replicaSetsIn(ns string) *listwatch.Resource[*object.ReplicaSet] {
 	return listwatch.For[*object.ReplicaSet](rc.client, rc.rss, ns)
+}
+
+// wrote records a write made by a sync of rs, with the resourceVersion it answered.
+func (rc *Controller) wrote(rs *object.ReplicaSet, resource, resourceVersion string) {
+	rc.written.WroteAt(consistency.OwnerOf(&rs.ObjectMeta), resource, resourceVersion)
 }
 
 func (rc *Controller) event(rs *object.ReplicaSet, typ, reason, format string, args ...any) {

@@ -9,18 +9,24 @@
 //
 // One sync of a ReplicaSet:
 //
-//  1. claims its pods (package claim): adopts matching orphans, releases owned pods that
+//  1. waits until the informers have shown the writes of its last syncs (pods created,
+//     adopted or released, its status): until then it is skipped and retried (package
+//     consistency), as kube-controller-manager 1.36 does, so it never decides from a
+//     cache older than its own writes; deletions, which the client returns no
+//     resourceVersion for, are left to the expectations, as there;
+//  2. claims its pods (package claim): adopts matching orphans, releases owned pods that
 //     no longer match, never touches pods another controller owns;
-//  2. if its expectations are met (package expectations), creates or deletes pods to
+//  3. if its expectations are met (package expectations), creates or deletes pods to
 //     reach spec.replicas: creations in slow-start batches (1, 2, 4, ... while they
 //     succeed, at most 500 per sync) from spec.template with every field of the
 //     template passed through unchanged; deletions of the least valuable pods first, in
 //     kube-controller-manager's ranking (see ranking.go);
-//  3. writes status through /status when it changed: replicas, fullyLabeledReplicas,
+//  4. writes status through /status when it changed: replicas, fullyLabeledReplicas,
 //     readyReplicas, availableReplicas (ready for minReadySeconds; the key is requeued
 //     for the time left), terminatingReplicas, observedGeneration, and the
 //     ReplicaFailure condition while creates or deletes fail.
 //
 // Events (SuccessfulCreate, FailedCreate, SuccessfulDelete, FailedDelete) go to the
-// ReplicaSet through package events, so `kubectl describe rs` shows them.
+// ReplicaSet through package events, so `kubectl describe rs` shows them. A panic in a
+// sync is recovered, logged and retried by controllers.Loop (Options.CrashOnPanic: crash).
 package replicaset

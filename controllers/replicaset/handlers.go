@@ -4,6 +4,7 @@ import (
 	"maps"
 	"strings"
 
+	"github.com/kinformer/kinformer/controllers/consistency"
 	"github.com/kinformer/kinformer/object"
 )
 
@@ -22,12 +23,14 @@ func (rc *Controller) updateRS(old, cur *object.ReplicaSet) {
 		// Deleted and recreated under the same name: the old object's pending writes
 		// will never be observed for the new one.
 		rc.exp.Forget(object.Key(old))
+		rc.written.Clear(consistency.OwnerOf(&old.ObjectMeta))
 	}
 	rc.enqueue(cur)
 }
 
 func (rc *Controller) deleteRS(rs *object.ReplicaSet, _ bool) {
 	rc.exp.Forget(object.Key(rs))
+	rc.written.Clear(consistency.OwnerOf(&rs.ObjectMeta))
 	rc.enqueue(rs)
 }
 

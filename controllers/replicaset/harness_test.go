@@ -10,7 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/kinformer/kinformer/apisim"
+	"github.com/kinformer/kinformer/controllers"
 	"github.com/kinformer/kinformer/controllers/events"
 	"github.com/kinformer/kinformer/informer"
 	"github.com/kinformer/kinformer/internal/leakcheck"
@@ -28,6 +31,7 @@ type env struct {
 	ctrl *Controller
 	pods *listwatch.Resource[*object.Pod]
 	rss  *listwatch.Resource[*object.ReplicaSet]
+	reg  *prometheus.Registry // the controller's sync metrics
 
 	mu       sync.Mutex
 	requests []string // "METHOD path"
@@ -66,7 +70,12 @@ func newEnv(t *testing.T, o envOptions) *env {
 
 	runCtx, cancel := context.WithCancel(ctx)
 	f := informer.NewFactory(c, informer.FactoryOptions{})
-	opts := Options{Now: o.now}
+	e.reg = prometheus.NewRegistry()
+	metrics, err := controllers.NewMetrics(e.reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Now: o.now, Metrics: metrics}
 	var rec *events.Recorder
 	if !o.noRecorder {
 		if rec, err = events.NewRecorder(c, events.Options{Component: "replicaset-controller"}); err != nil {
@@ -179,6 +188,40 @@ func (e *env) getRS(name string) *object.ReplicaSet {
 		e.t.Fatal(err)
 	}
 	return rs
+}
+
+// annotate changes an annotation of a ReplicaSet: an update that makes the controller
+// sync it, and nothing else.
+func (e *env) annotate(name, value string) {
+	e.t.Helper()
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{"poke":%q}}}`, value)
+	if _, err := e.rss.Patch(context.Background(), name, listwatch.MergePatch, []byte(patch), ""); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// staleSyncs is kinformer_controller_stale_syncs_total{controller="replicaset",resource}.
+func (e *env) staleSyncs(resource string) float64 {
+	e.t.Helper()
+	families, err := e.reg.Gather()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "kinformer_controller_stale_syncs_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["controller"] == Name && labels["resource"] == resource {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
 }
 
 func (e *env) scale(name string, replicas int32) {

@@ -79,9 +79,11 @@ func (rc *Controller) writeStatus(ctx context.Context, rs *object.ReplicaSet, st
 	if err != nil {
 		return err
 	}
-	if _, err := rc.replicaSetsIn(rs.Namespace).Patch(ctx, rs.Name, listwatch.MergePatch, patch, "status"); err != nil {
+	written, err := rc.replicaSetsIn(rs.Namespace).Patch(ctx, rs.Name, listwatch.MergePatch, patch, "status")
+	if err != nil {
 		return fmt.Errorf("updating the status of %s: %w", object.Key(rs), err)
 	}
+	rc.wrote(rs, resourceReplicaSets, written.ResourceVersion)
 	return nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kinformer/kinformer/controllers/claim"
+	"github.com/kinformer/kinformer/controllers/consistency"
 	"github.com/kinformer/kinformer/controllers/events"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
@@ -24,7 +25,15 @@ func (rc *Controller) sync(ctx context.Context, key string) error {
 	rs, ok := rc.rsLister.Get(key)
 	if !ok {
 		rc.exp.Forget(key)
+		rc.written.Clear(consistency.Owner{Key: key})
 		return nil
+	}
+	// Read your own writes: while the caches have not shown every write of the last
+	// syncs (a status, an adoption or release, a pod created), this sync would decide from
+	// the state before them. The error (a *consistency.StaleError) retries the key, and
+	// the event that brings the write in enqueues it anyway.
+	if err := rc.written.Ready(consistency.OwnerOf(&rs.ObjectMeta)); err != nil {
+		return err
 	}
 	// Read the expectations before the cache: an event observed in between then errs on
 	// the side of waiting one more sync, never of acting on a cache that lags.
@@ -49,7 +58,13 @@ func (rc *Controller) sync(ctx context.Context, key string) error {
 		}
 	}
 	owned, err := claim.Claim(ctx, rc.owner(rs, sel), active, func(ctx context.Context, name string, patch []byte) error {
-		_, err := rc.podsIn(rs.Namespace).Patch(ctx, name, listwatch.MergePatch, patch, "")
+		p, err := rc.podsIn(rs.Namespace).Patch(ctx, name, listwatch.MergePatch, patch, "")
+		if err == nil {
+			// An adoption, and a release too (kube-controller-manager records only the
+			// pods that still name an owner): until the cache shows it, a sync would see
+			// the pod on its former side.
+			rc.wrote(rs, resourcePods, p.ResourceVersion)
+		}
 		return err
 	})
 	if err != nil {
@@ -176,6 +191,7 @@ func (rc *Controller) createPod(ctx context.Context, rs *object.ReplicaSet) erro
 	created, err := rc.podsIn(rs.Namespace).Create(ctx, pod)
 	switch {
 	case err == nil:
+		rc.wrote(rs, resourcePods, created.ResourceVersion)
 		rc.event(rs, events.Normal, "SuccessfulCreate", "Created pod: %s", created.Name)
 		return nil
 	case isNamespaceTerminating(err):
@@ -243,6 +259,11 @@ const uncertainAge = 2 * time.Second
 
 // deletePods deletes the victims in parallel. A pod already gone is a success; each
 // failed call lowers the expectations at once, since no deletion will be observed.
+//
+// Deletions are not recorded for the read-your-writes guard, as kube-controller-manager
+// does not record them either: the client's Delete returns no object, so no
+// resourceVersion, and the deletion expectations already hold the next syncs back until
+// the informer shows each deletion.
 func (rc *Controller) deletePods(ctx context.Context, rs *object.ReplicaSet, victims []*object.Pod) error {
 	key := object.Key(rs)
 	errs := make([]error, len(victims))

@@ -180,7 +180,10 @@ func TestEmbedderFeedsAnInformerAndAControllerFromMemory(t *testing.T) {
 	src.apply(listwatch.Added, pod("a", "node-1"))
 	clk := &countingClock{}
 
-	inf := informer.New[*object.Pod](src, informer.Options[*object.Pod]{Name: "pods", Clock: clk})
+	inf, err := informer.New[*object.Pod](src, informer.Options[*object.Pod]{Name: "pods", Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
 	queue := workqueue.New[string](workqueue.Options[string]{Name: "mirror", Clock: clk,
 		RateLimiter: workqueue.NewItemExponential[string](time.Millisecond, 50*time.Millisecond)})
 	mirror := &nodeMirror{lister: inf.Lister(), nodes: map[string]string{}}

@@ -1,5 +1,11 @@
-// Package doclinks checks, in its test, that every relative link in the project's
-// Markdown (README and docs/) points at a file that exists and, for a #Lnn anchor, at a
-// line of code that exists and is not blank: a guide that links to code must not rot as
-// the code moves.
+// Package doclinks keeps the links from the project's Markdown (README and docs/) to its
+// code right as the code moves.
+//
+// Every relative link must point at a file that exists. A link to a line (#Lnn) is
+// pinned to the text of that line, recorded in testdata/anchors.txt: the test fails when
+// the line no longer holds that text. When the text has only moved (lines were added or
+// removed above it), `go test ./internal/doclinks -update` moves the link to the
+// occurrence nearest its old place, in every document, and records new links' lines;
+// when the text is gone, the link must be re-pointed by hand, since nobody but its
+// author knows what it should show now.
 package doclinks

@@ -1,69 +1,103 @@
 package doclinks
 
 import (
-	"bufio"
+	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 )
 
-var link = regexp.MustCompile(`\]\(([^()#\s]+)(?:#L(\d+))?\)`)
+var update = flag.Bool("update", false, "move links whose line has moved, and record the lines of new links")
+
+const anchorsFile = "testdata/anchors.txt"
 
 func TestMarkdownLinksResolve(t *testing.T) {
 	root := filepath.Join("..", "..")
 	docs, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	docs = append(docs, filepath.Join(root, "README.md"))
+	anchors, err := readAnchors(anchorsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := fileLines{}
+	used := map[string]anchor{}
+	moves := map[string]map[string]string{} // doc → old target#L → new one
 	checked := 0
 	for _, doc := range docs {
 		body, err := os.ReadFile(doc)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, m := range link.FindAllStringSubmatch(string(body), -1) {
-			target := m[1]
-			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
-				continue
+		links, missing, n := linksIn(root, doc, string(body))
+		checked += n
+		for _, m := range missing {
+			t.Errorf("%s: link to %s: no such file", doc, m)
+		}
+		for _, l := range links {
+			lines, err := code.get(filepath.Join(root, l.path))
+			if err != nil {
+				t.Fatal(err)
 			}
-			path := filepath.Join(filepath.Dir(doc), target)
-			if _, err := os.Stat(path); err != nil {
-				t.Errorf("%s: link to %s: %v", doc, target, err)
-				continue
+			a, known := anchors[anchor{path: l.path, line: l.line}.key()]
+			if !known {
+				if l.line > len(lines) || lines[l.line-1] == "" || lines[l.line-1] == "}" {
+					t.Errorf("%s: %s#L%d: a new link, to a line that is not code", doc, l.target, l.line)
+					continue
+				}
+				if !*update {
+					t.Errorf("%s: %s#L%d: a new link: run go test ./internal/doclinks -update to record its line (%q)", doc, l.target, l.line, lines[l.line-1])
+					continue
+				}
+				a = anchor{path: l.path, line: l.line, text: lines[l.line-1]}
 			}
-			checked++
-			if m[2] == "" {
-				continue
-			}
-			n, _ := strconv.Atoi(m[2])
-			line, ok := lineOf(t, path, n)
+			now, found := follow(a, lines)
 			switch {
-			case !ok:
-				t.Errorf("%s: %s#L%d: the file has fewer lines", doc, target, n)
-			case strings.TrimSpace(line) == "" || strings.TrimSpace(line) == "}":
-				t.Errorf("%s: %s#L%d: points at %q", doc, target, n, line)
+			case !found:
+				t.Errorf("%s: %s#L%d pointed at %q, which is no longer in the file: re-point the link", doc, l.target, l.line, a.text)
+				continue
+			case now != l.line && !*update:
+				t.Errorf("%s: %s#L%d: the line it points at (%q) is now line %d: run go test ./internal/doclinks -update", doc, l.target, l.line, a.text, now)
+				continue
+			case now != l.line:
+				if moves[doc] == nil {
+					moves[doc] = map[string]string{}
+				}
+				moves[doc][l.target+"#L"+strconv.Itoa(l.line)] = l.target + "#L" + strconv.Itoa(now)
 			}
+			a.line = now
+			used[a.key()] = a
 		}
 	}
 	if checked < 100 {
 		t.Errorf("only %d links checked: the pattern no longer matches the guides", checked)
 	}
-}
-
-func lineOf(t *testing.T, path string, n int) (string, bool) {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
+	if !*update {
+		return
+	}
+	for doc, m := range moves {
+		body, _ := os.ReadFile(doc)
+		text := string(body)
+		// Placeholders first, so that a link moved to where another one was is not moved twice.
+		i := 0
+		back := map[string]string{}
+		for old, now := range m {
+			ph := fmt.Sprintf("\x00%d\x00", i)
+			i++
+			text = strings.ReplaceAll(text, "("+old+")", "("+ph+")")
+			back[ph] = now
+		}
+		for ph, now := range back {
+			text = strings.ReplaceAll(text, ph, now)
+		}
+		if err := os.WriteFile(doc, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: moved %d links", doc, len(m))
+	}
+	if err := writeAnchors(anchorsFile, used); err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for i := 1; sc.Scan(); i++ {
-		if i == n {
-			return sc.Text(), true
-		}
-	}
-	return "", false
 }

@@ -103,7 +103,9 @@ func (e *typed[T]) Build(ctx context.Context, cfg *measure.Config, handlers []me
 		opts.Transform = informer.NoTransform[T]
 	}
 	e.streaming = cfg.StreamingList
-	e.inf = informer.New[T](lw, opts)
+	if e.inf, err = informer.New[T](lw, opts); err != nil {
+		return err
+	}
 	for i, h := range handlers {
 		// A handler that falls more than BufferSize behind has its notifications merged
 		// per object (kinformer's bounded buffers): the fast handlers, which must each

@@ -1,5 +1,3 @@
-// Package selfsigned makes the loopback servers' certificates: the stream server's and
-// the chaos proxy's.
 package selfsigned
 
 import (
@@ -15,10 +13,15 @@ import (
 	"time"
 )
 
-// New makes a P-256 certificate named name, for 127.0.0.1, ::1 and localhost, that is its
-// own CA, so a client trusting the returned PEM (a kubeconfig's certificate-authority)
-// verifies the server.
-func New(name string) (tls.Certificate, []byte, error) {
+// Validity is how long a certificate is valid. A year, as kube-controller-manager's
+// self-signed serving certificate: a long-running manager must not outlive its
+// certificate, and nothing rotates it.
+const Validity = 365 * 24 * time.Hour
+
+// New makes a P-256 certificate named name, for 127.0.0.1, ::1, localhost and hosts (IP
+// addresses or DNS names), valid from an hour ago (clocks differ) for Validity. It
+// returns the certificate with its key, and the certificate as PEM for clients to trust.
+func New(name string, hosts ...string) (tls.Certificate, []byte, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return tls.Certificate{}, nil, err
@@ -32,13 +35,20 @@ func New(name string) (tls.Certificate, []byte, error) {
 		SerialNumber:          serial,
 		Subject:               pkix.Name{CommonName: name},
 		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(7 * 24 * time.Hour),
+		NotAfter:              now.Add(Validity),
 		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
 		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		BasicConstraintsValid: true,
 		IsCA:                  true,
 		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
 		DNSNames:              []string{"localhost"},
+	}
+	for _, h := range hosts {
+		if ip := net.ParseIP(h); ip != nil {
+			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+		} else if h != "" {
+			tmpl.DNSNames = append(tmpl.DNSNames, h)
+		}
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
