@@ -19,6 +19,7 @@ var (
 	quietEvery   = flag.Int("chaos.quiet-every", 10, "faults between two quiet points")
 	seed         = flag.Int64("chaos.seed", 1, "seed of the fault script")
 	reportFile   = flag.String("chaos.report", "", "also write the report to this file")
+	leakFaults   = flag.Int("chaos.leak-faults", 16, "faults in each of TestLeak's two bursts")
 	// recoveryRounds is how many times TestRecoverySpeed repeats each fault.
 	recoveryRounds = flag.Int("chaos.recovery-rounds", 3, "rounds of each recovery scenario")
 )

@@ -33,6 +33,10 @@ type Proxy struct {
 	failCode  int
 	failEach  int             // answer the next request of each client with this code
 	failed    map[string]bool // clients (by User-Agent) failEach has answered
+	closed    bool            // by Close: requests still arriving are refused
+
+	handlers sync.WaitGroup // requests being answered (added under mu, while not closed)
+	served   chan struct{}  // closed when Serve has returned
 }
 
 // NewProxy listens on a free loopback port and forwards to upstream, trusting upstreamCA.
@@ -53,7 +57,7 @@ func NewProxy(upstream string, upstreamCA []byte) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Proxy{upstream: u, caPEM: caPEM, conns: map[*faultConn]struct{}{}}
+	p := &Proxy{upstream: u, caPEM: caPEM, conns: map[*faultConn]struct{}{}, served: make(chan struct{})}
 	transport := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true,
 		MaxIdleConnsPerHost: 100, IdleConnTimeout: 30 * time.Second}
 	rp := &httputil.ReverseProxy{
@@ -71,7 +75,7 @@ func NewProxy(upstream string, upstreamCA []byte) (*Proxy, error) {
 		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2", "http/1.1"}}}
 	p.ln = tls.NewListener(&faultListener{Listener: raw, p: p}, p.srv.TLSConfig)
 	p.transport = transport
-	go func() { _ = p.srv.Serve(p.ln) }()
+	go func() { _ = p.srv.Serve(p.ln); close(p.served) }()
 	return p, nil
 }
 
@@ -81,9 +85,25 @@ func (p *Proxy) URL() string { return "https://" + p.ln.Addr().String() }
 // CAData is the PEM certificate clients must trust for the proxy.
 func (p *Proxy) CAData() []byte { return p.caPEM }
 
-// Close stops the proxy and every connection through it.
+// Close stops the proxy and every connection through it, and returns when its
+// goroutines have: the requests it was answering have ended, and so have its connections
+// to the upstream, which were still busy with them when the clients' connections closed.
 func (p *Proxy) Close() {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return
+	}
+	p.closed = true
+	p.mu.Unlock()
 	_ = p.srv.Close()
+	<-p.served
+	handled := make(chan struct{})
+	go func() { p.handlers.Wait(); close(handled) }()
+	select {
+	case <-handled:
+	case <-time.After(10 * time.Second): // left to a goroutine check to report
+	}
 	p.transport.CloseIdleConnections()
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -91,6 +111,9 @@ func (p *Proxy) Close() {
 		_ = c.Conn.Close()
 	}
 }
+
+// CloseIdleConnections closes the proxy's idle connections to the upstream.
+func (p *Proxy) CloseIdleConnections() { p.transport.CloseIdleConnections() }
 
 // ResetAll aborts every open client connection with a TCP RST, mid-stream.
 func (p *Proxy) ResetAll() int {
@@ -146,6 +169,13 @@ func (p *Proxy) Fail(n, code int) {
 func (p *Proxy) handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			writeStatus(w, http.StatusServiceUnavailable, "ServiceUnavailable", "chaos proxy: closed", 0)
+			return
+		}
+		p.handlers.Add(1)
+		defer p.handlers.Done()
 		code := 0
 		if ua := r.UserAgent(); p.failEach != 0 && !p.failed[ua] {
 			p.failed[ua] = true
