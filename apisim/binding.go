@@ -66,40 +66,34 @@ func (s *Server) serveBinding(w http.ResponseWriter, r *http.Request, req apiReq
 		return invalid("Binding %q is invalid: target.kind: Unsupported value: %q: supported values: \"Node\"", req.name, b.Target.Kind)
 	}
 
-	tk := typeKey(req.typ.Group, req.typ.Resource)
-	key := s.key(req)
-	s.store.mu.Lock()
-	defer s.store.mu.Unlock()
-	cur := s.store.objects[tk][key]
-	if cur == nil {
-		return object.NewNotFound(req.typ.Resource, req.name)
-	}
-	if why := bindRefusal(cur.obj, b); why != "" {
-		return object.NewConflict(req.typ.Resource, req.name, why)
-	}
-	next := copyObject(cur.obj)
-	spec, _ := next["spec"].(map[string]any)
-	if spec == nil {
-		spec = map[string]any{}
-		next["spec"] = spec
-	}
-	spec["nodeName"] = b.Target.Name
-	nm := meta(next)
-	if len(b.Metadata.Annotations) > 0 {
-		ann, _ := nm["annotations"].(map[string]any)
-		if ann == nil {
-			ann = map[string]any{}
-			nm["annotations"] = ann
+	return s.withObject(req, func(tk, key string, cur *record) error {
+		if why := bindRefusal(cur.obj, b); why != "" {
+			return object.NewConflict(req.typ.Resource, req.name, why)
 		}
-		for k, v := range b.Metadata.Annotations {
-			ann[k] = v
+		next := copyObject(cur.obj)
+		spec, _ := next["spec"].(map[string]any)
+		if spec == nil {
+			spec = map[string]any{}
+			next["spec"] = spec
 		}
-	}
-	markScheduled(next, s.opts.Now().UTC().Format("2006-01-02T15:04:05Z"))
-	s.store.commit(tk, key, cur, next, commitPut)
-	writeJSON(w, http.StatusCreated, map[string]any{"kind": "Status", "apiVersion": "v1", "metadata": map[string]any{},
-		"status": "Success", "code": http.StatusCreated})
-	return nil
+		spec["nodeName"] = b.Target.Name
+		nm := meta(next)
+		if len(b.Metadata.Annotations) > 0 {
+			ann, _ := nm["annotations"].(map[string]any)
+			if ann == nil {
+				ann = map[string]any{}
+				nm["annotations"] = ann
+			}
+			for k, v := range b.Metadata.Annotations {
+				ann[k] = v
+			}
+		}
+		markScheduled(next, s.opts.Now().UTC().Format("2006-01-02T15:04:05Z"))
+		s.store.commit(tk, key, cur, next, commitPut)
+		writeJSON(w, http.StatusCreated, map[string]any{"kind": "Status", "apiVersion": "v1", "metadata": map[string]any{},
+			"status": "Success", "code": http.StatusCreated})
+		return nil
+	})
 }
 
 // bindRefusal says why pod cannot be bound as b asks, or "" when it can.

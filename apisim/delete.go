@@ -238,18 +238,12 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, req apiRequ
 	if err != nil {
 		return err
 	}
-	tk := typeKey(req.typ.Group, req.typ.Resource)
-	key := s.key(req)
-	s.store.mu.Lock()
-	defer s.store.mu.Unlock()
-	cur := s.store.objects[tk][key]
-	if cur == nil {
-		return object.NewNotFound(req.typ.Resource, req.name)
-	}
-	if err := opts.checkPreconditions(req, cur.obj); err != nil {
-		return err
-	}
-	code, rec := deleteObject(s.store, tk, key, cur, opts, s.opts.Now().UTC())
-	writeRaw(w, code, rec.data)
-	return nil
+	return s.withObject(req, func(tk, key string, cur *record) error {
+		if err := opts.checkPreconditions(req, cur.obj); err != nil {
+			return err
+		}
+		code, rec := deleteObject(s.store, tk, key, cur, opts, s.opts.Now().UTC())
+		writeRaw(w, code, rec.data)
+		return nil
+	})
 }

@@ -75,8 +75,9 @@ func (f *Faults) InjectUnknownEvents(n int) {
 	f.mu.Unlock()
 }
 
-// StallWatches makes open watch streams go silent (no events, no bookmarks) while on,
-// like a connection a load balancer dropped without closing it.
+// StallWatches makes open watch streams go silent while on (no events, no bookmarks, and
+// no end at timeoutSeconds), like a connection a load balancer dropped without closing
+// it: only the client's idle deadline ends them.
 func (f *Faults) StallWatches(on bool) {
 	f.mu.Lock()
 	f.stall = on

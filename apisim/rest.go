@@ -45,12 +45,25 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, req apiRe
 
 func (s *Server) key(req apiRequest) string { return object.KeyFor(req.namespace, req.name) }
 
-func (s *Server) serveGet(w http.ResponseWriter, req apiRequest, accept string) error {
+// withObject calls fn with the request's object as stored (cur), its resource's key in
+// the store (tk, see typeKey) and its own key, under the store's lock: a write that fn
+// commits is then made on the state fn read. An object that is not there is a 404, and
+// fn is not called.
+func (s *Server) withObject(req apiRequest, fn func(tk, key string, cur *record) error) error {
+	tk, key := typeKey(req.typ.Group, req.typ.Resource), s.key(req)
 	s.store.mu.Lock()
-	rec := s.store.objects[typeKey(req.typ.Group, req.typ.Resource)][s.key(req)]
-	s.store.mu.Unlock()
-	if rec == nil {
+	defer s.store.mu.Unlock()
+	cur := s.store.objects[tk][key]
+	if cur == nil {
 		return object.NewNotFound(req.typ.Resource, req.name)
+	}
+	return fn(tk, key, cur)
+}
+
+func (s *Server) serveGet(w http.ResponseWriter, req apiRequest, accept string) error {
+	var rec *record // read-only once stored, so it may be sent after the lock is released
+	if err := s.withObject(req, func(_, _ string, cur *record) error { rec = cur; return nil }); err != nil {
+		return err
 	}
 	switch {
 	case req.sub == "scale":
@@ -139,44 +152,41 @@ func (s *Server) serveWrite(w http.ResponseWriter, r *http.Request, req apiReque
 	if err != nil {
 		return err
 	}
-	tk := typeKey(req.typ.Group, req.typ.Resource)
-	key := s.key(req)
-	s.store.mu.Lock()
-	defer s.store.mu.Unlock()
-	cur := s.store.objects[tk][key]
-	if cur == nil {
-		return object.NewNotFound(req.typ.Resource, req.name)
-	}
-	var next map[string]any
-	switch {
-	case req.sub == "scale":
-		next, err = applyScale(req.typ, cur.obj, body, patch)
-	case patch:
-		next = mergePatch(cur.obj, body).(map[string]any)
-	default:
-		next = body
-	}
-	if err != nil {
-		return err
-	}
-	nm, cm := meta(next), meta(cur.obj)
-	if rv := str(nm, "resourceVersion"); rv != "" && rv != str(cm, "resourceVersion") {
-		return object.NewConflict(req.typ.Resource, req.name, "the object has been modified; please apply your changes to the latest version and try again")
-	}
-	if uid := str(nm, "uid"); uid != "" && uid != str(cm, "uid") {
-		return object.NewConflict(req.typ.Resource, req.name, "the UID in the object does not match the stored object")
-	}
-	if n := str(nm, "name"); n != "" && n != req.name {
-		return badRequest("the name of the object (%s) does not match the name on the URL (%s)", n, req.name)
-	}
-	next = s.prepareUpdate(req, cur.obj, next)
-	if equalJSON(next, cur.obj) { // a no-op write keeps the resourceVersion, as in Kubernetes
-		s.serveWritten(w, req, cur)
+	return s.withObject(req, func(tk, key string, cur *record) error {
+		var (
+			next map[string]any
+			err  error
+		)
+		switch {
+		case req.sub == "scale":
+			next, err = applyScale(req.typ, cur.obj, body, patch)
+		case patch:
+			next = mergePatch(cur.obj, body).(map[string]any)
+		default:
+			next = body
+		}
+		if err != nil {
+			return err
+		}
+		nm, cm := meta(next), meta(cur.obj)
+		if rv := str(nm, "resourceVersion"); rv != "" && rv != str(cm, "resourceVersion") {
+			return object.NewConflict(req.typ.Resource, req.name, "the object has been modified; please apply your changes to the latest version and try again")
+		}
+		if uid := str(nm, "uid"); uid != "" && uid != str(cm, "uid") {
+			return object.NewConflict(req.typ.Resource, req.name, "the UID in the object does not match the stored object")
+		}
+		if n := str(nm, "name"); n != "" && n != req.name {
+			return badRequest("the name of the object (%s) does not match the name on the URL (%s)", n, req.name)
+		}
+		next = s.prepareUpdate(req, cur.obj, next)
+		if equalJSON(next, cur.obj) { // a no-op write keeps the resourceVersion, as in Kubernetes
+			s.serveWritten(w, req, cur)
+			return nil
+		}
+		// Removing the last finalizer of an object marked for deletion completes the delete.
+		s.serveWritten(w, req, s.store.commit(tk, key, cur, next, commitPut))
 		return nil
-	}
-	// Removing the last finalizer of an object marked for deletion completes the delete.
-	s.serveWritten(w, req, s.store.commit(tk, key, cur, next, commitPut))
-	return nil
+	})
 }
 
 func (s *Server) serveWritten(w http.ResponseWriter, req apiRequest, rec *record) {

@@ -144,7 +144,7 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, req apiReque
 		fl.Flush()
 		sink = &chunkedSink{w: w, f: fl}
 	}
-	ws := &watchStream{s: s, sink: sink, typ: req.typ, tk: tk, filter: f,
+	ws := &watchStream{s: s, sink: sink, typ: req.typ, tk: tk, filter: f, conn: ctx,
 		bookmarks: r.URL.Query().Get("allowWatchBookmarks") == "true", metaOnly: wantsMetadata(r.Header.Get("Accept"))}
 	if secs, _ := strconv.ParseInt(r.URL.Query().Get("timeoutSeconds"), 10, 64); secs > 0 {
 		var c2 context.CancelFunc
@@ -163,7 +163,10 @@ type watchStream struct {
 	filter    filter
 	bookmarks bool
 	metaOnly  bool // PartialObjectMetadata instead of whole objects
-	sent      int
+	// conn ends with the connection; run's ctx also ends at timeoutSeconds, which a
+	// stalled stream, like a dead connection, does not honour.
+	conn context.Context
+	sent int
 	// seen is when the stream first saw each change it holds back (Faults.DelayWatchEvents).
 	seen map[int64]time.Time
 }
@@ -186,100 +189,150 @@ func (ws *watchStream) heldFor(rev int64, delay time.Duration) time.Duration {
 	return max(0, at.Add(delay).Sub(now))
 }
 
+// run streams the watch from start until it ends: the client leaves, the server closes,
+// ctx ends (timeoutSeconds), a fault cuts it, or it falls behind the history.
 func (ws *watchStream) run(ctx context.Context, start watchStart) {
-	if start.expired {
-		ws.sendError(object.NewExpired("too old resource version: " + strconv.FormatInt(start.from, 10)))
-		ws.sink.end(false)
+	if !ws.sendStart(start) {
 		return
-	}
-	for _, it := range start.initial {
-		if ws.filter.matches(it.rec.obj) && !ws.send("ADDED", it.rec) {
-			return
-		}
-	}
-	if start.initialEnd {
-		if _, _, drop := ws.s.faults.streamingList(); !drop && !ws.sendBookmark(start.from, true) {
-			return
-		}
 	}
 	from := start.from
 	ticker := time.NewTicker(ws.s.opts.BookmarkInterval)
 	defer ticker.Stop()
-	for {
-		if !ws.s.faults.stalled() {
-			ws.s.store.mu.Lock()
-			changes, current, compacted, notify := ws.s.store.since(from), ws.s.store.rev, ws.s.store.compacted, ws.s.store.notify
-			ws.s.store.mu.Unlock()
-			if from < compacted {
-				// The stream fell further behind than the history reaches.
-				ws.sendError(object.NewExpired("too old resource version: " + strconv.FormatInt(from, 10)))
-				ws.sink.end(false)
-				return
-			}
-			delay, delayChanged := ws.s.faults.watchDelay(ws.typ.Resource)
-			var wait time.Duration // > 0: a held-back change is due after wait
-			for _, c := range changes {
-				typ, rec := ws.eventFor(c)
-				if typ == "" {
-					if wait == 0 {
-						from = c.rev
-					}
-					continue
-				}
-				// Once one change is held back, the ones after it wait too (events stay
-				// in order), but the clock of each starts now.
-				if left := ws.heldFor(c.rev, delay); left > 0 || wait > 0 {
-					if wait == 0 {
-						wait = left
-					}
-					continue
-				}
-				if !ws.send(typ, rec) {
-					return
-				}
-				delete(ws.seen, c.rev)
-				from = c.rev
-			}
-			reached := current >= from // a watch from a future RV hears nothing until then
+	for goOn := true; goOn; {
+		if ws.s.faults.stalled() {
+			goOn = ws.waitStalled(ticker)
+		} else {
+			from, goOn = ws.advance(ctx, ticker, from)
+		}
+	}
+}
+
+// sendStart sends what comes before the changes: the 410 of a compacted start revision,
+// or the initial objects and, for a streaming list, the initial-events-end bookmark. It
+// reports whether the stream goes on.
+func (ws *watchStream) sendStart(start watchStart) bool {
+	if start.expired {
+		ws.endExpired(start.from)
+		return false
+	}
+	for _, it := range start.initial {
+		if ws.filter.matches(it.rec.obj) && !ws.send("ADDED", it.rec) {
+			return false
+		}
+	}
+	if start.initialEnd {
+		if _, _, drop := ws.s.faults.streamingList(); !drop && !ws.sendBookmark(start.from, true) {
+			return false
+		}
+	}
+	return true
+}
+
+// endExpired answers a watch from a revision the history no longer holds, as the
+// apiserver does: a 410 ERROR event, then the end of the stream.
+func (ws *watchStream) endExpired(rev int64) {
+	ws.sendError(object.NewExpired("too old resource version: " + strconv.FormatInt(rev, 10)))
+	ws.sink.end(false)
+}
+
+// advance sends the changes after from that are due, then waits for something to do: a
+// new change, a held-back one coming due, a bookmark tick or the end of ctx. It returns
+// the revision up to which every change has been sent, and whether the stream goes on.
+func (ws *watchStream) advance(ctx context.Context, ticker *time.Ticker, from int64) (int64, bool) {
+	ws.s.store.mu.Lock()
+	changes, current, compacted, notify := ws.s.store.since(from), ws.s.store.rev, ws.s.store.compacted, ws.s.store.notify
+	ws.s.store.mu.Unlock()
+	if from < compacted {
+		// The stream fell further behind than the history reaches.
+		ws.endExpired(from)
+		return from, false
+	}
+	delay, delayChanged := ws.s.faults.watchDelay(ws.typ.Resource)
+	from, wait, goOn := ws.sendChanges(changes, from, delay)
+	if !goOn {
+		return from, false
+	}
+	reached := current >= from // a watch from a future RV hears nothing until then
+	if wait == 0 {
+		from = max(from, current)
+	}
+	tick, done := ws.await(ctx, ticker, notify, delayChanged, wait)
+	if done {
+		ws.sink.end(false)
+		return from, false
+	}
+	// A bookmark carries from: every change up to it has been sent, so it is true even
+	// while later ones are held back.
+	if tick && ws.bookmarks && reached && !ws.sendBookmark(from, false) {
+		return from, false
+	}
+	return from, true
+}
+
+// sendChanges sends, in order, the events this watch sees in changes, holding back those
+// Faults.DelayWatchEvents delays. It returns the revision up to which every change has
+// been sent, how long until the first held-back one is due (0: none is held back), and
+// whether the stream goes on.
+func (ws *watchStream) sendChanges(changes []change, from int64, delay time.Duration) (int64, time.Duration, bool) {
+	var wait time.Duration
+	for _, c := range changes {
+		typ, rec := ws.eventFor(c)
+		if typ == "" {
 			if wait == 0 {
-				from = max(from, current)
-			}
-			// A bookmark carries from: every change up to it has been sent, so it is true
-			// even while later ones are held back.
-			var timer *time.Timer
-			var due <-chan time.Time
-			if wait > 0 {
-				timer = time.NewTimer(wait)
-				due = timer.C
-			}
-			tick, done := false, false
-			select {
-			case <-notify:
-			case <-due:
-			case <-delayChanged:
-			case <-ticker.C:
-				tick = true
-			case <-ctx.Done():
-				done = true
-			}
-			if timer != nil {
-				timer.Stop()
-			}
-			if done {
-				ws.sink.end(false)
-				return
-			}
-			if tick && ws.bookmarks && reached && !ws.sendBookmark(from, false) {
-				return
+				from = c.rev
 			}
 			continue
 		}
-		select { // stalled: say nothing until the fault is lifted
-		case <-ticker.C:
-		case <-ctx.Done():
-			ws.sink.end(false)
-			return
+		// Once one change is held back, the ones after it wait too (events stay in
+		// order), but the clock of each starts now.
+		if left := ws.heldFor(c.rev, delay); left > 0 || wait > 0 {
+			if wait == 0 {
+				wait = left
+			}
+			continue
 		}
+		if !ws.send(typ, rec) {
+			return from, wait, false
+		}
+		delete(ws.seen, c.rev)
+		from = c.rev
+	}
+	return from, wait, true
+}
+
+// await blocks until the stream has something to do: a write to the store (notify), a
+// held-back change coming due after wait (when > 0), a change of the delay, a bookmark
+// tick (tick) or the end of ctx (done).
+func (ws *watchStream) await(ctx context.Context, ticker *time.Ticker, notify, delayChanged <-chan struct{},
+	wait time.Duration) (tick, done bool) {
+	var due <-chan time.Time
+	if wait > 0 {
+		timer := time.NewTimer(wait)
+		defer timer.Stop()
+		due = timer.C
+	}
+	select {
+	case <-notify:
+	case <-due:
+	case <-delayChanged:
+	case <-ticker.C:
+		tick = true
+	case <-ctx.Done():
+		done = true
+	}
+	return tick, done
+}
+
+// waitStalled waits out one bookmark interval of a stalled stream (Faults.StallWatches),
+// saying nothing. Only the connection's end stops it, not timeoutSeconds: a stalled
+// stream does not end on time. It reports whether the stream goes on.
+func (ws *watchStream) waitStalled(ticker *time.Ticker) bool {
+	select {
+	case <-ticker.C:
+		return true
+	case <-ws.conn.Done():
+		ws.sink.end(false)
+		return false
 	}
 }
 

@@ -1,10 +1,70 @@
-// Package bench holds kinformer's benchmark harnesses. Each harness drives an
-// implementation through a small interface, so kinformer and client-go run the very same
-// code side by side in one `go test -bench` run (the client-go side lives in the separate
-// module bench/clientgo, so the engine's go.mod never names k8s.io).
+// Package bench is the map of kinformer's benchmarks; it holds no code. Speed and memory
+// are measured in benchmarks, never in timed tests, and targets are printed beside the
+// figures, never asserted.
 //
-//   - queuebench: work queue Add/Get/Done throughput with 1, 8 and 64 workers, and
-//     AddAfter with 100,000 items pending.
+// # What to run
 //
-// Run `make bench` for kinformer alone and `make bench-compare` for the side-by-side run.
+// From the repository's root:
+//
+//	make bench          the end-to-end benchmark, short plan (a few minutes): writes
+//	                    bench/results/latest.md and its four charts
+//	make bench-full     the same with 100k pods, 1 MB Secrets, HTTPS and the real
+//	                    kube-apiserver (built first, as for make test)
+//	make bench-micro    every in-process Go benchmark of the engine's module
+//	make bench-compare  the in-process benchmarks that run kinformer and client-go side
+//	                    by side, in one process (module bench/clientgo)
+//
+// The harness takes a subset, for a quick look or to repeat one scenario:
+//
+//	go run ./bench/cmd/benchharness -plan short -only watch-pods,latency-5k -runs 1 -out /tmp/bench
+//
+// and each process it starts can be run by hand, the runners against any stream server
+// (or, with -kubeconfig, any cluster):
+//
+//	go run ./bench/cmd/streamserver -addr 127.0.0.1:18080 -profile pods -objects 1000 \
+//	    -namespace bench -watch-events 15000 -rate 5000
+//	go run ./bench/cmd/kinformer-runner -server http://127.0.0.1:18080 -scenario latency \
+//	    -resource pods -namespace bench -objects 1000 -events 15000
+//	cd bench/clientgo && go run ./cmd/clientgo-runner -server http://127.0.0.1:18080 \
+//	    -scenario latency -resource pods -namespace bench -objects 1000 -events 15000
+//	go run ./bench/cmd/ceiling -url http://127.0.0.1:18080 -events 15000 -modes frame -latency
+//
+// # The end-to-end benchmark
+//
+// kinformer and client-go's informer run as separate processes against the same server,
+// measured by the same code:
+//
+//   - bench/cmd/benchharness (make bench, make bench-full) runs a plan: it builds the
+//     programs below, and for each scenario starts a fresh server and each engine's runner
+//     in turn. Its logic is bench/internal/harness (plans and scenarios, processes,
+//     statistics, the report) and bench/internal/chart (the SVG bar charts).
+//   - bench/cmd/streamserver is the apiserver stand-in: pre-encoded objects served with
+//     the apiserver's list, watch and streaming-list protocol, fast enough never to be
+//     the bottleneck (bench/internal/streamserver is its code).
+//   - bench/cmd/ceiling is the server's reference client: it only reads and frames (or
+//     tokenizes) the same watch, for the limit line of the report and the latency floor.
+//   - bench/cmd/kinformer-runner and bench/clientgo/cmd/clientgo-runner are the two
+//     engines' runners: each builds its engine's informer as its flags ask, and
+//     bench/measure times it and prints one JSON result line. Package measure is public:
+//     `kinformer bench sync` measures with it against any cluster.
+//   - bench/results holds the last results (latest.md, events.svg, memory.svg,
+//     latency.svg, sync.svg) and analysis.md, the hand-written account of a missed target
+//     that the report quotes.
+//
+// # In-process micro-benchmarks
+//
+// Each package benchmarks its own step next to its tests (make bench-micro): framing and
+// decoding in listwatch, internal/jsonscan and object, the whole data path from a watch's
+// bytes to a handler and a relist's peak memory in informer, the queue in workqueue, the
+// stream server's hot path in bench/internal/streamserver and its loopback rate in
+// bench/cmd/ceiling. The bodies that client-go runs too live in internal/pipelinebench
+// (the informer's data path) and internal/queuebench (the work queue), so that both
+// engines run the very same code.
+//
+// # The client-go module
+//
+// bench/clientgo has its own go.mod, so that the engine's never names k8s.io: its tests
+// (make bench-compare) run internal/pipelinebench and internal/queuebench on client-go
+// next to kinformer, cmd/clientgo-runner is client-go's runner, and cmd/watchrunner
+// prints client-go's informer events for the chaos package's recovery comparison.
 package bench

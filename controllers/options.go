@@ -28,7 +28,7 @@ type Options struct {
 	// Now is the clock for availability, conditions and deadlines (nil: time.Now).
 	Now func() time.Time
 	// CrashOnPanic makes a panic in a sync kill the process (after it is logged and
-	// counted) instead of costing that one sync: see Loop.CrashOnPanic.
+	// counted) instead of costing that one sync: see WorkerPool.CrashOnPanic.
 	CrashOnPanic bool
 }
 

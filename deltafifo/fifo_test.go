@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -120,23 +121,29 @@ func TestHasSyncedAfterInitialPopulationIsProcessed(t *testing.T) {
 	}
 }
 
+// TestPopStopsOnContextAndClose runs in a synctest bubble: the context's deadline passes
+// as soon as Pop waits, and synctest.Wait returns once the second Pop is parked in its
+// wait for an item, so Close is known to wake a blocked Pop, not to beat it to the lock.
+// A Close that did not wake it would leave the bubble deadlocked, which fails the test.
 func TestPopStopsOnContextAndClose(t *testing.T) {
 	leakcheck.Check(t)
-	f := New[*object.Pod]()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-	defer cancel()
-	if err := f.Pop(ctx, func(*Item[*object.Pod]) error { return nil }); !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("err = %v", err)
-	}
-	done := make(chan error)
-	go func() { done <- f.Pop(context.Background(), func(*Item[*object.Pod]) error { return nil }) }()
-	time.Sleep(10 * time.Millisecond)
-	f.Close()
-	if err := <-done; !errors.Is(err, ErrClosed) {
-		t.Errorf("err = %v", err)
-	}
-	f.Add(pod("x", "1"))
-	if f.Len() != 0 {
-		t.Error("adds after Close must be dropped")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		f := New[*object.Pod]()
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		defer cancel()
+		if err := f.Pop(ctx, func(*Item[*object.Pod]) error { return nil }); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("err = %v", err)
+		}
+		done := make(chan error)
+		go func() { done <- f.Pop(context.Background(), func(*Item[*object.Pod]) error { return nil }) }()
+		synctest.Wait() // the Pop is parked in sync.Cond.Wait, the only durable block in it
+		f.Close()
+		if err := <-done; !errors.Is(err, ErrClosed) {
+			t.Errorf("err = %v", err)
+		}
+		f.Add(pod("x", "1"))
+		if f.Len() != 0 {
+			t.Error("adds after Close must be dropped")
+		}
+	})
 }

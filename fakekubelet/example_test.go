@@ -30,13 +30,10 @@ func Example() {
 	pods := listwatch.For[*object.Pod](client, info, "default")
 	pod := &object.Pod{ObjectMeta: object.ObjectMeta{Name: "web"}}
 	pod.Spec.Unknown.Set("containers", json.RawMessage(`[{"name":"app","image":"nginx:1.27"}]`))
-	_, _ = pods.Create(ctx, pod)
-	for ctx.Err() == nil {
-		if p, err := pods.Get(ctx, "web"); err == nil && p.IsReady() {
-			fmt.Println(p.Name, "runs on", p.Spec.NodeName, "and is", p.Status.Phase, "and ready")
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
+	if p, err := createAndWaitReady(ctx, pods, pod); err != nil {
+		fmt.Println(err)
+	} else {
+		fmt.Println(p.Name, "runs on", p.Spec.NodeName, "and is", p.Status.Phase, "and ready")
 	}
 	// The node it runs on is registered, Ready, and its Lease held.
 	nodeInfo, _ := client.Discover(ctx, "nodes")
@@ -57,4 +54,27 @@ func Example() {
 	// web runs on fake-node and is Running and ready
 	// fake-node has 32 cpus and is Ready True KubeletReady
 	// lease kube-node-lease/fake-node held by fake-node for 40 s
+}
+
+// createAndWaitReady creates pod and follows it, from the state just written, until the
+// kubelet reports it ready (or ctx ends).
+func createAndWaitReady(ctx context.Context, pods *listwatch.Resource[*object.Pod], pod *object.Pod) (*object.Pod, error) {
+	created, err := pods.Create(ctx, pod)
+	if err != nil {
+		return nil, err
+	}
+	w, err := pods.Watch(ctx, listwatch.WatchOptions{ResourceVersion: created.ResourceVersion, FieldSelector: "metadata.name=" + pod.Name})
+	if err != nil {
+		return nil, err
+	}
+	defer w.Close()
+	for {
+		ev, err := w.Next()
+		if err != nil {
+			return nil, err
+		}
+		if ev.Object.IsReady() {
+			return ev.Object, nil
+		}
+	}
 }

@@ -210,59 +210,94 @@ func (ix *Indexer[T]) Replace(objs []T, resourceVersion string) error {
 	ix.mu.RLock()
 	funcs := maps.Clone(ix.funcs)
 	ix.mu.RUnlock()
-	next := &Indexer[T]{items: make(map[string]T, len(objs)), funcs: funcs,
+	// The new content is built outside the lock, so readers are not held up by a relist.
+	next := staging(funcs, len(objs))
+	failed := next.storeAll(objs)
+	// What depends on the live indexer (its index functions now, its failed keys' state)
+	// is settled under the same lock as the swap, so that readers see it all at once.
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	next.addLateIndexes(ix.funcs, failed)
+	next.keepFailedFrom(ix, failed)
+	ix.items, ix.indices, ix.values = next.items, next.indices, next.values
+	ix.noteRV(resourceVersion)
+	return replaceError(failed)
+}
+
+// staging returns an empty indexer with the indexes of funcs, in which Replace builds
+// the new content before the swap; size is the number of objects it will hold.
+func staging[T object.Object](funcs map[string]IndexFunc[T], size int) *Indexer[T] {
+	next := &Indexer[T]{items: make(map[string]T, size), funcs: funcs,
 		indices: map[string]map[string]map[string]struct{}{}, values: map[string]map[string][]string{}}
 	for name := range funcs {
 		next.addIndex(name)
 	}
+	return next
+}
+
+// storeAll stores objs in a staging indexer, each all or nothing, and returns the
+// failures by key. It takes no lock: no reader sees a staging indexer.
+func (ix *Indexer[T]) storeAll(objs []T) map[string]*IndexError {
 	failed := map[string]*IndexError{}
-	buf := make([]indexValues, 0, len(funcs))
+	buf := make([]indexValues, 0, len(ix.funcs))
 	for _, obj := range objs {
 		key := object.Key(obj)
-		if _, dup := next.items[key]; dup {
+		if _, dup := ix.items[key]; dup {
 			// A key listed twice keeps its last object, as items does; the index
 			// entries of the earlier one must go with it.
-			next.unindex(key)
+			ix.unindex(key)
 		}
 		delete(failed, key)
-		staged, err := next.stage(buf[:0], key, obj)
+		staged, err := ix.stage(buf[:0], key, obj)
 		if err != nil {
-			delete(next.items, key)
+			delete(ix.items, key)
 			failed[key] = err.(*IndexError)
 			continue
 		}
-		next.items[key] = obj
+		ix.items[key] = obj
 		for _, s := range staged {
-			next.addValues(s.index, key, s.values)
+			ix.addValues(s.index, key, s.values)
 		}
 	}
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	for name, f := range ix.funcs {
-		if _, built := funcs[name]; built {
+	return failed
+}
+
+// addLateIndexes adds to a staging indexer the indexes of live it was not built with:
+// those added while Replace built it. An object one of them fails on is dropped, its
+// failure added to failed.
+func (ix *Indexer[T]) addLateIndexes(live map[string]IndexFunc[T], failed map[string]*IndexError) {
+	for name, f := range live {
+		if _, built := ix.funcs[name]; built {
 			continue
 		}
-		next.funcs[name] = f
-		next.addIndex(name)
-		for key, obj := range next.items {
-			if err := next.indexOne(name, key, obj); err != nil {
-				next.unindex(key)
-				delete(next.items, key)
+		ix.funcs[name] = f
+		ix.addIndex(name)
+		for key, obj := range ix.items {
+			if err := ix.indexOne(name, key, obj); err != nil {
+				ix.unindex(key)
+				delete(ix.items, key)
 				failed[key] = err
 			}
 		}
 	}
-	// Failed keys keep what the store had: the object and its entries, under every index.
+}
+
+// keepFailedFrom gives a staging indexer's failed keys their state in old, the indexer
+// it replaces. Failed keys keep what the store had: the object and its entries, under
+// every index (or stay absent).
+func (ix *Indexer[T]) keepFailedFrom(old *Indexer[T], failed map[string]*IndexError) {
 	for key := range failed {
-		if old, ok := ix.items[key]; ok {
-			next.items[key] = old
-			for name := range next.funcs {
-				next.addValues(name, key, ix.values[name][key])
+		if obj, ok := old.items[key]; ok {
+			ix.items[key] = obj
+			for name := range ix.funcs {
+				ix.addValues(name, key, old.values[name][key])
 			}
 		}
 	}
-	ix.items, ix.indices, ix.values = next.items, next.indices, next.values
-	ix.noteRV(resourceVersion)
+}
+
+// replaceError is the *ReplaceError of failed, sorted by key, or nil when none failed.
+func replaceError(failed map[string]*IndexError) error {
 	if len(failed) == 0 {
 		return nil
 	}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/kinformer/kinformer/bench/pipeline"
+	"github.com/kinformer/kinformer/internal/pipelinebench"
 )
 
 // BenchmarkPipeline measures one watch event's whole trip after the cache has synced:
@@ -13,7 +13,7 @@ import (
 // those of every goroutine on the path. bench/clientgo runs the same against client-go.
 func BenchmarkPipeline(b *testing.B) {
 	for _, objects := range []int{1000, 10000} {
-		b.Run(fmt.Sprintf("objects=%d", objects), func(b *testing.B) { pipeline.RunInformer(b, objects) })
+		b.Run(fmt.Sprintf("objects=%d", objects), func(b *testing.B) { pipelinebench.RunInformer(b, b.N, objects) })
 	}
 }
 
@@ -22,15 +22,15 @@ func BenchmarkPipeline(b *testing.B) {
 // every event. Compare with BenchmarkPipeline/objects=1000 in the same run.
 func BenchmarkPipelineTraced(b *testing.B) {
 	for _, every := range []int{100, 1} {
-		b.Run(fmt.Sprintf("every=%d", every), func(b *testing.B) { pipeline.RunInformerTraced(b, 1000, every) })
+		b.Run(fmt.Sprintf("every=%d", every), func(b *testing.B) { pipelinebench.RunInformerTraced(b, b.N, 1000, every) })
 	}
 }
 
 // BenchmarkRelistMemory measures a relist's peak live heap against the store's size
-// (see pipeline.RunRelistMemory): after a 410, none, a tenth, or all of 10k pods changed.
+// (see pipelinebench.RunRelistMemory): after a 410, none, a tenth, or all of 10k pods changed.
 // Run it once per case: go test -run '^$' -bench RelistMemory -benchtime 1x ./informer
 func BenchmarkRelistMemory(b *testing.B) {
 	for _, changed := range []float64{0, 0.1, 1} {
-		b.Run(fmt.Sprintf("changed=%g", changed), func(b *testing.B) { pipeline.RunRelistMemory(b, 10000, changed) })
+		b.Run(fmt.Sprintf("changed=%g", changed), func(b *testing.B) { pipelinebench.RunRelistMemory(b, b.N, 10000, changed) })
 	}
 }

@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"runtime"
 	"runtime/debug"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/kinformer/kinformer/internal/leakcheck"
+	"github.com/kinformer/kinformer/internal/memtest"
 	"github.com/kinformer/kinformer/internal/testwait"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
@@ -68,10 +68,10 @@ func TestStuckHandlerKeepsMemoryFlat(t *testing.T) {
 	}
 
 	processed(measureAt)
-	early := liveHeap()
+	early := memtest.AfterGC()
 	src.resume()
 	processed(events)
-	late := liveHeap()
+	late := memtest.AfterGC()
 	elapsed := time.Since(start)
 
 	depth, _, coalesced := reg.l.depth(time.Now())
@@ -111,13 +111,6 @@ func raceEnabled() bool {
 		}
 	}
 	return false
-}
-
-func liveHeap() runtime.MemStats {
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m
 }
 
 func mib(b uint64) float64 { return float64(b) / (1 << 20) }

@@ -11,6 +11,7 @@ import (
 	"github.com/kinformer/kinformer/apisim"
 	"github.com/kinformer/kinformer/internal/testwait"
 	"github.com/kinformer/kinformer/object"
+	"github.com/kinformer/kinformer/reflector"
 )
 
 // TestFactoryRemoveStopsAndUnregisters: a removed informer stops (its handlers hear
@@ -44,6 +45,11 @@ func TestFactoryRemoveStopsAndUnregisters(t *testing.T) {
 	if Remove(f, pods) {
 		t.Error("a second Remove found it again")
 	}
+	// Remove returns once the removed informer's goroutines have exited: it has stopped
+	// before b exists, so no later wait could make it (wrongly) deliver b.
+	if st := pods.Status().State; st != reflector.StateStopped {
+		t.Errorf("the removed informer's reflector is %s once Remove returned, want %s", st, reflector.StateStopped)
+	}
 	e.create(t, "b", nil)
 	if series := seriesNamed(t, reg, "ns/pods"); series != 0 {
 		t.Errorf("%d series of the removed informer are still exported", series)
@@ -62,7 +68,6 @@ func TestFactoryRemoveStopsAndUnregisters(t *testing.T) {
 	if _, ok := again.Lister().Get("ns/b"); !ok {
 		t.Error("the new informer misses ns/b")
 	}
-	time.Sleep(50 * time.Millisecond) // the removed informer had time to (wrongly) deliver b
 	if rec.count("add ns/b") != 0 {
 		t.Error("a handler of the removed informer still hears events")
 	}

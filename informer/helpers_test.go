@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,11 +28,13 @@ type recorder struct {
 	mu    sync.Mutex
 	log   []string
 	block chan struct{} // when set, each call waits on it
+	calls atomic.Int32  // calls begun, counted before any wait on block
 }
 
 func newRecorder() *recorder { return &recorder{check: eventcheck.New[*object.Pod]()} }
 
 func (r *recorder) wait() {
+	r.calls.Add(1)
 	if r.block != nil {
 		<-r.block
 	}
@@ -59,11 +62,19 @@ func (r *recorder) OnUpdate(old, p *object.Pod) {
 	r.apply(func() { r.check.OnUpdate(old, p) }, "%s %s", kind, object.Key(p))
 }
 
-func (r *recorder) OnDelete(p *object.Pod, fsu bool) {
-	r.apply(func() { r.check.OnDelete(p, fsu) }, "delete %s fsu=%v", object.Key(p), fsu)
+func (r *recorder) OnDelete(p *object.Pod, finalStateUnknown bool) {
+	r.apply(func() { r.check.OnDelete(p, finalStateUnknown) }, "delete %s finalStateUnknown=%v", object.Key(p), finalStateUnknown)
 }
 
 func (r *recorder) snapshot() map[string]string { return r.check.Snapshot() }
+
+// handed returns how many notifications the informer has handed l (each queued, or
+// coalesced under a key newly queued), whether delivered yet or not.
+func (l *listener[T]) handed() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.queued
+}
 
 // linesFor returns the log lines about key, in order.
 func (r *recorder) linesFor(key string) []string {

@@ -376,7 +376,7 @@ func (inf *Informer[T]) processLocked(it *deltafifo.Item[T]) (failuresChanged bo
 		inf.cache.Delete(d.Object)
 		inf.mutations.removed(d.Key)
 		inf.traceStored(obj)
-		inf.notify(note[T]{kind: noteDelete, obj: obj, fsu: d.FinalStateUnknown, at: now})
+		inf.notify(note[T]{kind: noteDelete, obj: obj, finalStateUnknown: d.FinalStateUnknown, at: now})
 		return inf.storeRecovered(d.Key)
 	}
 	return false
@@ -423,7 +423,7 @@ func (inf *Informer[T]) processReplace(r *deltafifo.Replace[T], now time.Time) (
 		notes = append(notes, change[:n]...)
 	}
 	for _, d := range tombstones {
-		notes = append(notes, note[T]{kind: noteDelete, obj: d.Object, fsu: true, at: now})
+		notes = append(notes, note[T]{kind: noteDelete, obj: d.Object, finalStateUnknown: true, at: now})
 	}
 	err := inf.cache.Replace(r.Objects, r.ResourceVersion)
 	failed := map[string]error{}
@@ -469,7 +469,7 @@ func changeNotes[T object.Object](old T, existed bool, obj T, initial bool, now 
 		notes[0] = note[T]{kind: noteAdd, obj: obj, initial: initial, at: now}
 		return notes, 1
 	case !sameObject(old, obj):
-		notes[0] = note[T]{kind: noteDelete, obj: old, fsu: true, at: now}
+		notes[0] = note[T]{kind: noteDelete, obj: old, finalStateUnknown: true, at: now}
 		notes[1] = note[T]{kind: noteAdd, obj: obj, at: now}
 		return notes, 2
 	}

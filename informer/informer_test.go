@@ -3,6 +3,7 @@ package informer
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"sync"
@@ -59,9 +60,10 @@ func TestLateHandlerGetsReplayAndOwnSync(t *testing.T) {
 	rec := newRecorder()
 	rec.block = make(chan struct{})
 	reg, _ := inf.AddEventHandler(rec, HandlerOptions{})
-	time.Sleep(50 * time.Millisecond)
+	// The handler is inside its first call, the replay's only add, and held there.
+	testwait.Eventually(t, 10*time.Second, func() bool { return rec.calls.Load() >= 1 }, "waiting for the handler's first call")
 	if reg.HasSynced() {
-		t.Fatal("a handler that has not taken its replay is not synced")
+		t.Error("a handler that has not taken its replay is not synced") // not Fatal: the handler must be let go
 	}
 	close(rec.block)
 	if err := WaitForSync(testwait.Context(t, 10*time.Second), reg); err != nil {
@@ -71,10 +73,19 @@ func TestLateHandlerGetsReplayAndOwnSync(t *testing.T) {
 		t.Error(d)
 	}
 	reg.Remove()
+	handed := reg.l.handed()
+	// The informer hands each change to its handlers in the order they were added. Once
+	// a handler added after the removal has b, the removed one, had it still been
+	// registered, would have been handed b before it: delivered, or queued to be.
+	other := newRecorder()
+	otherReg, _ := inf.AddEventHandler(other, HandlerOptions{})
+	if err := WaitForSync(testwait.Context(t, 10*time.Second), otherReg); err != nil {
+		t.Fatal(err)
+	}
 	e.create(t, "b", nil)
-	time.Sleep(50 * time.Millisecond)
-	if rec.count("add ns/b") != 0 {
-		t.Error("a removed handler got an event")
+	testwait.Eventually(t, 10*time.Second, func() bool { return other.count("add ns/b initial=false") == 1 }, "waiting for the other handler to hear of b")
+	if n := reg.l.handed() - handed; n != 0 || rec.count("add ns/b") != 0 {
+		t.Errorf("a removed handler was handed %d notifications; its lines about b: %v", n, rec.linesFor("ns/b"))
 	}
 }
 
@@ -133,7 +144,7 @@ func TestRelistAfterCompactionEmitsTombstones(t *testing.T) {
 		e.remove(t, "reborn")
 		e.create(t, "reborn", nil) // same name, another object (UID)
 	})
-	if rec.count("delete ns/doomed fsu=true") != 1 {
+	if rec.count("delete ns/doomed finalStateUnknown=true") != 1 {
 		t.Errorf("want a tombstone for the object deleted during the gap; log: %v", rec.log)
 	}
 	if rec.count("add ns/born initial=false") != 1 {
@@ -141,7 +152,7 @@ func TestRelistAfterCompactionEmitsTombstones(t *testing.T) {
 	}
 	// A recreated object is another object: its predecessor's tombstone, then an add,
 	// rather than an update across two UIDs.
-	if d := cmp.Diff([]string{"delete ns/reborn fsu=true", "add ns/reborn initial=false"}, rec.linesFor("ns/reborn")[1:]); d != "" {
+	if d := cmp.Diff([]string{"delete ns/reborn finalStateUnknown=true", "add ns/reborn initial=false"}, rec.linesFor("ns/reborn")[1:]); d != "" {
 		t.Errorf("recreated during the gap (-want +got):\n%s", d)
 	}
 }
@@ -193,9 +204,12 @@ func TestIdleWatchIsReplaced(t *testing.T) {
 	inf.AddEventHandler(rec, HandlerOptions{})
 	run(t, inf)
 	testwait.Eventually(t, 10*time.Second, inf.HasSynced, "waiting for sync")
+	// The stream goes dead: silent, and never ended by the server (as a connection a
+	// load balancer dropped). Only the idle deadline can end it.
 	e.sim.Faults().StallWatches(true)
 	e.create(t, "while-stalled", nil)
-	time.Sleep(1500 * time.Millisecond) // past the idle deadline: the reflector gave up on it
+	testwait.Eventually(t, 10*time.Second, func() bool { return errors.Is(inf.Status().LastError, listwatch.ErrIdleTimeout) },
+		"waiting for the reflector to give up on the silent stream at its idle deadline")
 	e.sim.Faults().StallWatches(false)
 	testwait.Eventually(t, 10*time.Second, func() bool { return rec.count("add ns/while-stalled") == 1 }, "waiting for the object created while the stream was dead")
 }

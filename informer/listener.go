@@ -21,24 +21,24 @@ const (
 
 // note is one notification waiting for a handler.
 type note[T object.Object] struct {
-	kind    noteKind
-	old     T // update: the state the handler saw before
-	obj     T // add, update: the new state; delete: the final (or last known) state
-	initial bool
-	fsu     bool // delete: final state unknown
-	at      time.Time
+	kind              noteKind
+	old               T // update: the state the handler saw before
+	obj               T // add, update: the new state; delete: the final (or last known) state
+	initial           bool
+	finalStateUnknown bool // delete: final state unknown
+	at                time.Time
 }
 
 // coalesced is one key's net change while a handler's buffer is full: the state the
 // handler last saw (before), the newest state (after), and the final state of the object
 // the handler knew if it was deleted in between (gone).
 type coalesced[T object.Object] struct {
-	hadBefore, hasAfter bool
-	before, after       T
-	initial             bool
-	goneSet, goneFSU    bool
-	gone                T
-	at                  time.Time
+	hadBefore, hasAfter            bool
+	before, after                  T
+	initial                        bool
+	goneSet, goneFinalStateUnknown bool
+	gone                           T
+	at                             time.Time
 }
 
 // sameObject reports whether a and b are states of one object, not a deleted object and
@@ -161,7 +161,7 @@ func (l *listener[T]) coalesce(n note[T]) {
 	case noteDelete:
 		c.hasAfter = false
 		if !c.goneSet { // the first delete is of the object the handler knew
-			c.goneSet, c.gone, c.goneFSU = true, n.obj, n.fsu
+			c.goneSet, c.gone, c.goneFinalStateUnknown = true, n.obj, n.finalStateUnknown
 		}
 	}
 }
@@ -264,16 +264,16 @@ func (l *listener[T]) resolve(c *coalesced[T]) (note[T], bool) {
 	case c.hadBefore && c.hasAfter && sameObject(c.before, c.after):
 		return note[T]{kind: noteUpdate, old: c.before, obj: c.after, at: c.at}, true
 	case c.hadBefore && c.hasAfter:
-		gone, fsu := c.before, true
+		gone, finalStateUnknown := c.before, true
 		if c.goneSet {
-			gone, fsu = c.gone, c.goneFSU
+			gone, finalStateUnknown = c.gone, c.goneFinalStateUnknown
 		}
 		l.pending = &note[T]{kind: noteAdd, obj: c.after, at: c.at}
-		return note[T]{kind: noteDelete, obj: gone, fsu: fsu, at: c.at}, true
+		return note[T]{kind: noteDelete, obj: gone, finalStateUnknown: finalStateUnknown, at: c.at}, true
 	case c.hasAfter:
 		return note[T]{kind: noteAdd, obj: c.after, initial: c.initial, at: c.at}, true
 	case c.hadBefore:
-		return note[T]{kind: noteDelete, obj: c.gone, fsu: c.goneFSU, at: c.at}, true
+		return note[T]{kind: noteDelete, obj: c.gone, finalStateUnknown: c.goneFinalStateUnknown, at: c.at}, true
 	}
 	return note[T]{}, false
 }
@@ -314,7 +314,7 @@ func (l *listener[T]) deliver(n note[T]) (p *HandlerPanic) {
 	case noteUpdate:
 		l.h.OnUpdate(n.old, n.obj)
 	case noteDelete:
-		l.h.OnDelete(n.obj, n.fsu)
+		l.h.OnDelete(n.obj, n.finalStateUnknown)
 	}
 	return nil
 }

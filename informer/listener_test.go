@@ -30,8 +30,8 @@ func TestOverflowCoalescing(t *testing.T) {
 	upd := func(old, p *object.Pod) note[*object.Pod] {
 		return note[*object.Pod]{kind: noteUpdate, old: old, obj: p, at: at}
 	}
-	del := func(p *object.Pod, fsu bool) note[*object.Pod] {
-		return note[*object.Pod]{kind: noteDelete, obj: p, fsu: fsu, at: at}
+	del := func(p *object.Pod, finalStateUnknown bool) note[*object.Pod] {
+		return note[*object.Pod]{kind: noteDelete, obj: p, finalStateUnknown: finalStateUnknown, at: at}
 	}
 	a1, a2, a3 := pod("a", "u1", "1"), pod("a", "u1", "2"), pod("a", "u1", "3")
 	b1 := pod("a", "u2", "4") // "a" again, but another object
@@ -47,13 +47,13 @@ func TestOverflowCoalescing(t *testing.T) {
 		{"created and deleted unseen: nothing", []note[*object.Pod]{add(a1, false), upd(a1, a2), del(a2, false)},
 			nil},
 		{"update then delete: the delete with the final state", []note[*object.Pod]{upd(a1, a2), del(a3, false)},
-			[]string{"delete a/u1@3 fsu=false"}},
+			[]string{"delete a/u1@3 finalStateUnknown=false"}},
 		{"a tombstone keeps its flag", []note[*object.Pod]{del(a1, true)},
-			[]string{"delete a/u1@1 fsu=true"}},
+			[]string{"delete a/u1@1 finalStateUnknown=true"}},
 		{"deleted and recreated: delete then add", []note[*object.Pod]{upd(a1, a2), del(a3, false), add(b1, false)},
-			[]string{"delete a/u1@3 fsu=false", "add a/u2@4 initial=false"}},
+			[]string{"delete a/u1@3 finalStateUnknown=false", "add a/u2@4 initial=false"}},
 		{"recreated then deleted again: the known object's delete", []note[*object.Pod]{del(a1, false), add(b1, false), del(b1, false)},
-			[]string{"delete a/u1@1 fsu=false"}},
+			[]string{"delete a/u1@1 finalStateUnknown=false"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -83,7 +83,7 @@ func TestOverflowCoalescing(t *testing.T) {
 				case n.kind == noteUpdate:
 					got = append(got, fmt.Sprintf("update %s -> %s", describe(n.old), describe(n.obj)))
 				case n.kind == noteDelete:
-					got = append(got, fmt.Sprintf("delete %s fsu=%v", describe(n.obj), n.fsu))
+					got = append(got, fmt.Sprintf("delete %s finalStateUnknown=%v", describe(n.obj), n.finalStateUnknown))
 				}
 			}
 			if d := cmp.Diff(tt.want, got); d != "" {

@@ -70,6 +70,9 @@ func runModel(t *testing.T, seed uint64) {
 			case 4:
 				e.sim.Compact()
 			case 5:
+				// A stall of random length is one of the model's faults: real time passes
+				// with the streams silent (the informer runs on the real clock), not a
+				// wait for some condition.
 				f.StallWatches(true)
 				time.Sleep(time.Duration(rng.IntN(500)) * time.Millisecond)
 				f.StallWatches(false)
@@ -81,6 +84,8 @@ func runModel(t *testing.T, seed uint64) {
 			inf.AddEventHandler(recs[2], HandlerOptions{})
 		}
 		if rng.IntN(50) == 0 {
+			// Think time: now and then the writer pauses, so the informer catches up at
+			// random points of the storm instead of always trailing the writes.
 			time.Sleep(time.Duration(rng.IntN(50)) * time.Millisecond)
 		}
 	}

@@ -77,6 +77,7 @@ type mutationDetector struct {
 
 	mu     sync.Mutex
 	prints map[string]fingerprint // by key
+	checks int                    // whole-cache checks done (for tests to wait on)
 }
 
 // fingerprint is an object as it entered the cache.
@@ -160,6 +161,7 @@ func (d *mutationDetector) run(ctx context.Context) {
 			d.verify(key, &fp)
 			d.prints[key] = fp
 		}
+		d.checks++
 		d.mu.Unlock()
 	}
 }

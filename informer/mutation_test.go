@@ -85,8 +85,10 @@ func TestMutationDetectorNamesTheObjectAndTheField(t *testing.T) {
 			if log := logs.String(); !strings.Contains(log, "changed in place") || !strings.Contains(log, "metadata.labels.app") {
 				t.Errorf("the log does not name the field:\n%s", log)
 			}
-			clk.Step(time.Minute) // reported once, not at every check
-			time.Sleep(10 * time.Millisecond)
+			// Reported once, not at every check: let one more whole-cache check run.
+			checks := func() int { inf.mutations.mu.Lock(); defer inf.mutations.mu.Unlock(); return inf.mutations.checks }
+			before := checks()
+			testwait.Eventually(t, 10*time.Second, func() bool { clk.Step(time.Minute); return checks() > before }, "waiting for another check")
 			if n := len(found.list()); n != 1 {
 				t.Errorf("%d reports of one mutation", n)
 			}

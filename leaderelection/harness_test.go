@@ -64,23 +64,68 @@ func newEnv(t *testing.T) *env {
 }
 
 // front stands between the candidates and the simulator. While intercept is set it sees
-// every request first, and answers it itself when it returns true.
+// every request first, and answers it itself when it returns true. It counts each
+// candidate's reads of the lease: every attempt to acquire or renew begins with one, so
+// a candidate whose count went up by two since some moment has made a whole attempt
+// after it.
 type front struct {
 	sim     http.Handler
 	closing chan struct{}
 
 	mu        sync.Mutex
 	intercept func(w http.ResponseWriter, r *http.Request) bool
+	reads     map[string]int // GETs, by candidate (User-Agent)
+	read      chan struct{}  // closed (and replaced) at each GET
 }
 
 func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	intercept := f.intercept
+	if r.Method == http.MethodGet {
+		if f.reads == nil {
+			f.reads = map[string]int{}
+		}
+		f.reads[r.UserAgent()]++
+		if f.read != nil {
+			close(f.read)
+			f.read = nil
+		}
+	}
 	f.mu.Unlock()
 	if intercept != nil && intercept(w, r) {
 		return
 	}
 	f.sim.ServeHTTP(w, r)
+}
+
+// readsBy returns how many times candidate id has read the lease.
+func (f *front) readsBy(id string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.reads[id]
+}
+
+// awaitReads waits up to d for candidate id to have read the lease n times in all, and
+// reports whether it did. It does not fail the test, so any goroutine may call it.
+func (f *front) awaitReads(id string, n int, d time.Duration) bool {
+	timeout := time.After(d)
+	for {
+		f.mu.Lock()
+		if f.reads[id] >= n {
+			f.mu.Unlock()
+			return true
+		}
+		if f.read == nil {
+			f.read = make(chan struct{})
+		}
+		read := f.read
+		f.mu.Unlock()
+		select {
+		case <-read:
+		case <-timeout:
+			return false
+		}
+	}
 }
 
 func (f *front) setIntercept(fn func(w http.ResponseWriter, r *http.Request) bool) {
@@ -316,6 +361,27 @@ func (env *env) lease(t *testing.T) *object.Lease {
 		t.Fatal(err)
 	}
 	return l
+}
+
+// nextVersions returns the next n versions of the lease after resourceVersion rv, as a
+// watch delivers them. It returns an error, with the versions so far, when the watch
+// fails or none comes within a renew deadline and some slack: a leader renews every
+// retry period. It does not fail the test, so any goroutine may call it.
+func (env *env) nextVersions(rv string, n int) ([]*object.Lease, error) {
+	w, err := env.leases.Watch(context.Background(), listwatch.WatchOptions{ResourceVersion: rv, IdleTimeout: renewDeadline + slack})
+	if err != nil {
+		return nil, err
+	}
+	defer w.Close()
+	var out []*object.Lease
+	for len(out) < n {
+		ev, err := w.Next()
+		if err != nil {
+			return out, fmt.Errorf("after %d of %d versions of the lease: %w", len(out), n, err)
+		}
+		out = append(out, ev.Object)
+	}
+	return out, nil
 }
 
 // leaseOrZero is lease for goroutines other than the test's, which must not call Fatal.

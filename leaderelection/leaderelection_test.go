@@ -50,17 +50,22 @@ func TestLeaseRecordAsWritten(t *testing.T) {
 		}
 	}
 
-	// Renewals advance renewTime and nothing else.
-	time.Sleep(3 * retryPeriod)
-	later := env.lease(t)
-	if d := cmp.Diff(holderView{"a", 2, 0}, viewOf(later)); d != "" {
-		t.Errorf("renewed lease (-want +got):\n%s", d)
+	// Renewals advance renewTime and nothing else: the next two versions of the lease.
+	renewals, err := env.nextVersions(first.ResourceVersion, 2)
+	if err != nil {
+		t.Fatalf("a did not renew its lease: %v", err)
 	}
-	if !later.Spec.AcquireTime.Equal(acquired) {
-		t.Errorf("acquireTime moved from %v to %v on renewal", acquired, later.Spec.AcquireTime.Time)
-	}
-	if !later.Spec.RenewTime.After(renewed) {
-		t.Errorf("renewTime did not advance: %v, then %v", renewed, later.Spec.RenewTime.Time)
+	for i, later := range renewals {
+		if d := cmp.Diff(holderView{"a", 2, 0}, viewOf(later)); d != "" {
+			t.Errorf("renewal %d (-want +got):\n%s", i+1, d)
+		}
+		if !later.Spec.AcquireTime.Equal(acquired) {
+			t.Errorf("acquireTime moved from %v to %v at renewal %d", acquired, later.Spec.AcquireTime.Time, i+1)
+		}
+		if !later.Spec.RenewTime.After(renewed) {
+			t.Errorf("renewTime did not advance at renewal %d: %v, then %v", i+1, renewed, later.Spec.RenewTime.Time)
+		}
+		renewed = later.Spec.RenewTime.Time
 	}
 
 	if got := a.e.Leader(); got != "a" {
@@ -102,7 +107,17 @@ func TestOneLeaderAtATime(t *testing.T) {
 	for i := range handovers {
 		leader := leaderOf(t, 2*time.Second, cs...)
 		handing[len(handing)-1].to = time.Now()
-		time.Sleep(2 * retryPeriod) // some renewals while the others stand by
+		// Some renewals while the others stand by: every candidate makes a whole attempt
+		// from here, the leader to renew, the others to acquire.
+		reads := map[string]int{}
+		for _, c := range cs {
+			reads[c.id] = env.front.readsBy(c.id)
+		}
+		for _, c := range cs {
+			if !env.front.awaitReads(c.id, reads[c.id]+2, 2*time.Second) {
+				t.Fatalf("round %d: %s made no attempt on the lease in 2s", i, c.id)
+			}
+		}
 		if got := leaderOf(t, 0, cs...); got != leader {
 			t.Fatalf("round %d: leadership moved from %s to %s by itself", i, leader.id, got.id)
 		}
@@ -211,7 +226,21 @@ func TestHandoverWhenRunEnds(t *testing.T) {
 			var atCancel, atReturn *object.Lease
 			a := newCandidate(t, env, "a", candidateOptions{release: tt.release, windDown: func() {
 				atCancel = env.leaseOrZero(t)
-				time.Sleep(3 * retryPeriod)
+				bReads := env.front.readsBy("b")
+				// The work stops once a has renewed the lease twice more, and b has made a
+				// whole attempt to take it over, which must find it a's.
+				versions, err := env.nextVersions(atCancel.ResourceVersion, 2)
+				if err != nil {
+					t.Errorf("a's lease while its work wound down: %v", err)
+				}
+				for _, v := range versions {
+					if h := deref(v.Spec.HolderIdentity); h != "a" {
+						t.Errorf("the lease went to %q while a's work wound down", h)
+					}
+				}
+				if !env.front.awaitReads("b", bReads+2, 2*time.Second) {
+					t.Error("b made no attempt on the lease in 2s while a's work wound down")
+				}
 				atReturn = env.leaseOrZero(t)
 			}})
 			leaderOf(t, 2*time.Second, a)
@@ -421,6 +450,7 @@ func TestConflictingWriteIsNeverAWin(t *testing.T) {
 			}
 			var raced sync.Once
 			racedAt := make(chan struct{})
+			var racedTime time.Time // once racedAt is closed
 			interfere := func(w http.ResponseWriter, r *http.Request) bool {
 				if r.UserAgent() == "a" && r.Method == http.MethodPut {
 					raced.Do(func() {
@@ -429,6 +459,7 @@ func TestConflictingWriteIsNeverAWin(t *testing.T) {
 						if _, err := env.leases.Update(context.Background(), l); err != nil {
 							t.Errorf("interfering write: %v", err)
 						}
+						racedTime = time.Now()
 						close(racedAt)
 					})
 				}
@@ -452,8 +483,11 @@ func TestConflictingWriteIsNeverAWin(t *testing.T) {
 				if err := a.returned(t, 2*retryPeriod+slack); !errors.Is(err, ErrLeadershipLost) {
 					t.Errorf("a's Run = %v, want ErrLeadershipLost at its next attempt", err)
 				}
+			} else if n := env.front.readsBy("a") + 3; !env.front.awaitReads("a", n, 3*time.Second) {
+				// Several more attempts: by a's third read of the lease from here, two whole
+				// attempts have followed the raced one.
+				t.Fatalf("a made fewer than two whole attempts in 3s after the raced write; timeline:\n%s", env.tl)
 			}
-			time.Sleep(3 * retryPeriod) // several more attempts
 			if got := a.e.IsLeader(); got != tt.wantLeading {
 				t.Errorf("IsLeader() = %v, want %v; timeline:\n%s", got, tt.wantLeading, env.tl)
 			}
@@ -470,8 +504,13 @@ func TestConflictingWriteIsNeverAWin(t *testing.T) {
 				t.Errorf("Leader() = %q, want %q", got, tt.wantHolder)
 			}
 			// Renewals write back the lease as read: another writer's fields survive.
-			if tt.wantAnnotate && l.Annotations["note"] != "kept" {
-				t.Errorf("annotations after renewals = %v, want the other writer's note kept", l.Annotations)
+			if tt.wantAnnotate {
+				if l.Spec.RenewTime == nil || !l.Spec.RenewTime.After(racedTime) {
+					t.Errorf("renewTime %v: a has not renewed since the other writer's change at %v", l.Spec.RenewTime, racedTime)
+				}
+				if l.Annotations["note"] != "kept" {
+					t.Errorf("annotations after renewals = %v, want the other writer's note kept", l.Annotations)
+				}
 			}
 		})
 	}

@@ -111,12 +111,27 @@ func (c *Client) url(path string, query url.Values) string {
 	return u.String()
 }
 
-// do performs a non-watch request and returns the response body. It waits for the rate
-// limiter, applies Config.Timeout, and retries 429s and 5xx answers carrying Retry-After.
+// do performs a non-watch request and returns the body of its 2xx answer, read whole.
 func (c *Client) do(ctx context.Context, r request) ([]byte, error) {
+	var body []byte
+	err := c.doRead(ctx, r, func(resp io.Reader) error {
+		var err error
+		if body, err = io.ReadAll(resp); err != nil {
+			return fmt.Errorf("%s %s: reading response: %w", r.method, r.path, err)
+		}
+		return nil
+	})
+	return body, err
+}
+
+// doRead performs a non-watch request and has read consume the body of its 2xx answer as
+// it arrives: a list page can be far larger than any object in it, and must not be held
+// whole on top of its decoded objects. It waits for the rate limiter, applies
+// Config.Timeout to the request and the read, and retries as send does.
+func (c *Client) doRead(ctx context.Context, r request, read func(io.Reader) error) error {
 	if c.limiter != nil {
 		if err := c.limiter.Wait(ctx); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if c.cfg.Timeout > 0 {
@@ -126,14 +141,10 @@ func (c *Client) do(ctx context.Context, r request) ([]byte, error) {
 	}
 	resp, err := c.send(ctx, r)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: reading response: %w", r.method, r.path, err)
-	}
-	return b, nil
+	return read(resp.Body)
 }
 
 // send performs r, retrying as the server directs, and returns a 2xx response with its

@@ -3,10 +3,10 @@ package listwatch
 import (
 	"context"
 	"io"
-	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/kinformer/kinformer/internal/memtest"
 	"github.com/kinformer/kinformer/object"
 )
 
@@ -59,7 +59,7 @@ func TestShareMaps(t *testing.T) {
 		if errA != nil || errB != nil {
 			t.Fatalf("share=%v: %v, %v", share, errA, errB)
 		}
-		same := reflect.ValueOf(a.Object.Labels).UnsafePointer() == reflect.ValueOf(b.Object.Labels).UnsafePointer()
+		same := memtest.SameMap(a.Object.Labels, b.Object.Labels)
 		if same != share || b.Object.Labels["tier"] != "front" {
 			t.Errorf("share=%v: one map = %v, labels %v", share, same, b.Object.Labels)
 		}

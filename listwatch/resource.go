@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kinformer/kinformer/internal/codec"
 	"github.com/kinformer/kinformer/internal/jsonscan"
 	"github.com/kinformer/kinformer/object"
 )
@@ -71,7 +72,7 @@ func (r *Resource[T]) Namespace() string { return r.namespace }
 // ErrFrameTooLarge (see decodeList).
 func (r *Resource[T]) List(ctx context.Context, opts ListOptions) (*object.List[T], error) {
 	var list *object.List[T]
-	err := r.client.doStream(ctx, request{method: http.MethodGet, path: r.info.Path(r.namespace, "", ""), query: opts.query(), accept: r.accept(true)},
+	err := r.client.doRead(ctx, request{method: http.MethodGet, path: r.info.Path(r.namespace, "", ""), query: opts.query(), accept: r.accept(true)},
 		func(body io.Reader) error {
 			var err error
 			if list, err = decodeList[T](body, opts.MaxFrameSize, opts.Decode); err != nil {
@@ -80,28 +81,6 @@ func (r *Resource[T]) List(ctx context.Context, opts ListOptions) (*object.List[
 			return nil
 		})
 	return list, err
-}
-
-// doStream is Client.do for a response read as it arrives: read gets the body of a 2xx
-// answer. A list page can be far larger than any object in it, and must not be held
-// whole on top of its decoded objects.
-func (c *Client) doStream(ctx context.Context, r request, read func(io.Reader) error) error {
-	if c.limiter != nil {
-		if err := c.limiter.Wait(ctx); err != nil {
-			return err
-		}
-	}
-	if c.cfg.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.cfg.Timeout)
-		defer cancel()
-	}
-	resp, err := c.send(ctx, r)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	return read(resp.Body)
 }
 
 // decodeList decodes a list page `{"kind":...,"metadata":{...},"items":[...]}` from body
@@ -221,7 +200,7 @@ func decodeItems[T any](d *listDecoder) ([]T, error) {
 			var v any
 			return nil, fmt.Errorf("item %d: %w", len(items), json.Unmarshal(frame, &v))
 		}
-		obj, err := object.DecodeValidWith[T](frame, d.decode)
+		obj, err := codec.DecodeUnvalidated[T](frame, d.decode)
 		if err != nil {
 			return nil, fmt.Errorf("item %d: %w", len(items), err)
 		}

@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -323,6 +324,13 @@ func informerTexts(t *testing.T, c *listwatch.Client) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	failed := make(chan struct{})
+	var once sync.Once
+	defer inf.OnStatus(func(s informer.SyncStatus) {
+		if s.LastError != nil {
+			once.Do(func() { close(failed) })
+		}
+	})()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -333,9 +341,10 @@ func informerTexts(t *testing.T, c *listwatch.Client) []string {
 		cancel()
 		<-done
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for inf.Status().LastError == nil && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
+	select {
+	case <-failed:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the informer reported no failure in 10 s; status: %+v", inf.Status())
 	}
 	wctx, wcancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer wcancel()

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kinformer/kinformer/apisim"
+	"github.com/kinformer/kinformer/clock"
 	"github.com/kinformer/kinformer/internal/leakcheck"
 	"github.com/kinformer/kinformer/internal/simtest"
 	"github.com/kinformer/kinformer/internal/testwait"
@@ -101,33 +102,55 @@ func TestWatchFollowsNoInitialEvents(t *testing.T) {
 	}
 }
 
-// The read span covers the frame's own bytes arriving (here in two writes 20 ms apart),
-// not the wait for an idle stream before it.
+// The read span covers the frame's own bytes arriving (here in two reads 20 ms apart on
+// the watch's clock), not the wait for an idle stream before it.
 func TestWatchReadSpanIsTheFrames(t *testing.T) {
 	leakcheck.Check(t)
-	r, w := io.Pipe()
-	log := &tracerLog{pattern: "x"}
-	watch := listwatch.NewWatchFromReader[*object.Pod](context.Background(), r, listwatch.WatchOptions{Tracer: log})
-	defer watch.Close()
+	clk := clock.NewFake(time.Unix(1000, 0))
 	f := frame("MODIFIED", "a", "2")
-	var firstByte time.Time
-	go func() {
-		time.Sleep(20 * time.Millisecond) // idle stream
-		firstByte = time.Now()
-		_, _ = io.WriteString(w, f[:10])
-		time.Sleep(20 * time.Millisecond) // the frame's bytes trickle in
-		_, _ = io.WriteString(w, f[10:])
-	}()
+	body := &steppedReader{clock: clk, reads: []steppedRead{
+		{after: 20 * time.Millisecond, data: f[:10]}, // an idle stream, then the first bytes
+		{after: 20 * time.Millisecond, data: f[10:]}, // the rest of the frame trickles in
+	}}
+	log := &tracerLog{pattern: "x"}
+	watch := listwatch.NewWatchFromReader[*object.Pod](context.Background(), io.NopCloser(body), listwatch.WatchOptions{Tracer: log, Clock: clk})
+	defer watch.Close()
 	if _, err := watch.Next(); err != nil {
 		t.Fatal(err)
 	}
-	m := log.marks[0]
-	if m[0].Before(firstByte) {
-		t.Errorf("Started %v is before the first byte was written (%v): it counts the idle wait", m[0], firstByte)
+	firstByte := time.Unix(1000, 0).Add(20 * time.Millisecond)
+	if m := log.marks[0]; !m[0].Equal(firstByte) || m[1].Sub(m[0]) != 20*time.Millisecond {
+		t.Errorf("Started %v, read span %v; want Started at the first byte (%v), not before it (the idle wait), "+
+			"and a read span of the 20 ms between the frame's two halves", m[0], m[1].Sub(m[0]), firstByte)
 	}
-	if read := m[1].Sub(m[0]); read < 20*time.Millisecond {
-		t.Errorf("read span %v, want at least the 20 ms between the frame's two halves", read)
+}
+
+// steppedReader hands out its reads in turn, each after stepping its clock: a stream whose
+// bytes arrive at known times, without a goroutine or a sleep.
+type steppedReader struct {
+	clock *clock.Fake
+	reads []steppedRead
+}
+
+type steppedRead struct {
+	after time.Duration
+	data  string
+}
+
+func (r *steppedReader) Read(p []byte) (int, error) {
+	if len(r.reads) == 0 {
+		return 0, io.EOF
 	}
+	next := &r.reads[0]
+	if next.after > 0 {
+		r.clock.Step(next.after)
+		next.after = 0
+	}
+	n := copy(p, next.data)
+	if next.data = next.data[n:]; next.data == "" {
+		r.reads = r.reads[1:]
+	}
+	return n, nil
 }
 
 // Over a websocket, Started is when the message's header is in, and the event is

@@ -14,6 +14,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/kinformer/kinformer/clock"
+	"github.com/kinformer/kinformer/internal/codec"
 	"github.com/kinformer/kinformer/internal/jsonscan"
 	"github.com/kinformer/kinformer/object"
 	"github.com/kinformer/kinformer/trace"
@@ -191,8 +192,8 @@ func (w *Watch[T]) Close() {
 
 // decodeEvent decodes one frame `{"type":...,"object":{...}}`. It validates the frame
 // once, then finds the two members by scanning, and hands the object's bytes (a slice of
-// the frame, which the decoder copies what it keeps from) to object.DecodeValid: one
-// validation pass and one decoding pass, where json.Unmarshal of an envelope with a
+// the frame, which the decoder copies what it keeps from) to codec.DecodeUnvalidated:
+// one validation pass and one decoding pass, where json.Unmarshal of an envelope with a
 // json.RawMessage makes three (validate, skip the object, copy it) before decoding.
 func decodeEvent[T any](frame []byte, decode object.DecodeOptions) (Event[T], error) {
 	if !jsonscan.Valid(frame) {
@@ -209,7 +210,7 @@ func decodeEvent[T any](frame []byte, decode object.DecodeOptions) (Event[T], er
 	}
 	switch t := EventType(typ); t {
 	case Added, Modified, Deleted, Bookmark:
-		obj, err := object.DecodeValidWith[T](obj, decode)
+		obj, err := codec.DecodeUnvalidated[T](obj, decode)
 		if err != nil {
 			return Event[T]{}, &FrameError{Reason: fmt.Sprintf("%s object does not decode", t), Err: err, Frame: head(frame)}
 		}
@@ -229,29 +230,27 @@ func decodeEvent[T any](frame []byte, decode object.DecodeOptions) (Event[T], er
 // members it does not know are skipped, as json.Unmarshal would.
 func envelope(frame []byte) (typ string, obj []byte, err error) {
 	i := jsonscan.SkipSpace(frame, 0)
-	if frame[i] != '{' {
+	if i >= len(frame) || frame[i] != '{' {
 		return "", nil, errors.New("an event is a JSON object")
 	}
-	i = jsonscan.SkipSpace(frame, i+1)
-	for i < len(frame) && frame[i] == '"' {
-		kend := jsonscan.StringEnd(frame, i)
-		key := frame[i+1 : kend-1]
-		v := jsonscan.SkipSpace(frame, jsonscan.SkipSpace(frame, kend)+1) // past ':'
-		vend := jsonscan.ValueEnd(frame, v)
-		switch string(key) {
+	j, more := jsonscan.FirstMember(frame, i)
+	for more {
+		nameEnd, _, v := jsonscan.Member(frame, j)
+		end := jsonscan.ValueEnd(frame, v)
+		if end < 0 { // v < 0 too: frame is not JSON, which the caller has ruled out
+			return "", nil, errors.New("malformed event")
+		}
+		switch string(frame[j+1 : nameEnd-1]) {
 		case "type":
-			if quoted := frame[v:vend]; quoted[0] == '"' && !bytes.ContainsRune(quoted, '\\') {
+			if quoted := frame[v:end]; quoted[0] == '"' && !bytes.ContainsRune(quoted, '\\') {
 				typ = string(quoted[1 : len(quoted)-1])
 			} else if err := json.Unmarshal(quoted, &typ); err != nil {
 				return "", nil, fmt.Errorf("type: %w", err)
 			}
 		case "object":
-			obj = frame[v:vend]
+			obj = frame[v:end]
 		}
-		i = jsonscan.SkipSpace(frame, vend)
-		if i < len(frame) && frame[i] == ',' {
-			i = jsonscan.SkipSpace(frame, i+1)
-		}
+		j, more = jsonscan.NextMember(frame, end)
 	}
 	return typ, obj, nil
 }

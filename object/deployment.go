@@ -1,5 +1,7 @@
 package object
 
+import "github.com/kinformer/kinformer/internal/codec"
+
 // Deployment is an apps/v1 Deployment.
 type Deployment struct {
 	TypeMeta
@@ -64,71 +66,31 @@ type DeploymentStatus struct {
 }
 
 // MarshalJSON writes the modelled fields and every unknown member.
-func (d Deployment) MarshalJSON() ([]byte, error) {
-	return encodeKeeping(&d, deploymentFields)
-}
+func (d Deployment) MarshalJSON() ([]byte, error) { return codec.Marshal(&d) }
 
 // UnmarshalJSON reads the modelled fields and keeps the rest.
-func (d *Deployment) UnmarshalJSON(b []byte) error { return d.decodeKeep(b) }
-
-func (d *Deployment) decodeKeep(b []byte) error {
-	return decodeKeeping(b, d, deploymentFields)
-}
-
-var deploymentFields = tableOf[Deployment]()
+func (d *Deployment) UnmarshalJSON(b []byte) error { return codec.Unmarshal(b, d) }
 
 // MarshalJSON writes the modelled fields and every unknown member.
-func (s DeploymentSpec) MarshalJSON() ([]byte, error) {
-	return encodeKeeping(&s, deploymentSpecFields)
-}
+func (s DeploymentSpec) MarshalJSON() ([]byte, error) { return codec.Marshal(&s) }
 
 // UnmarshalJSON reads the modelled fields and keeps the rest.
-func (s *DeploymentSpec) UnmarshalJSON(b []byte) error { return s.decodeKeep(b) }
-
-func (s *DeploymentSpec) decodeKeep(b []byte) error {
-	return decodeKeeping(b, s, deploymentSpecFields)
-}
-
-var deploymentSpecFields = tableOf[DeploymentSpec]()
+func (s *DeploymentSpec) UnmarshalJSON(b []byte) error { return codec.Unmarshal(b, s) }
 
 // MarshalJSON writes the modelled fields and every unknown member.
-func (s DeploymentStrategy) MarshalJSON() ([]byte, error) {
-	return encodeKeeping(&s, deploymentStrategyFields)
-}
+func (s DeploymentStrategy) MarshalJSON() ([]byte, error) { return codec.Marshal(&s) }
 
 // UnmarshalJSON reads the modelled fields and keeps the rest.
-func (s *DeploymentStrategy) UnmarshalJSON(b []byte) error { return s.decodeKeep(b) }
-
-func (s *DeploymentStrategy) decodeKeep(b []byte) error {
-	return decodeKeeping(b, s, deploymentStrategyFields)
-}
-
-var deploymentStrategyFields = tableOf[DeploymentStrategy]()
+func (s *DeploymentStrategy) UnmarshalJSON(b []byte) error { return codec.Unmarshal(b, s) }
 
 // MarshalJSON writes the modelled fields and every unknown member.
-func (r RollingUpdateDeployment) MarshalJSON() ([]byte, error) {
-	return encodeKeeping(&r, rollingUpdateDeploymentFields)
-}
+func (r RollingUpdateDeployment) MarshalJSON() ([]byte, error) { return codec.Marshal(&r) }
 
 // UnmarshalJSON reads the modelled fields and keeps the rest.
-func (r *RollingUpdateDeployment) UnmarshalJSON(b []byte) error { return r.decodeKeep(b) }
-
-func (r *RollingUpdateDeployment) decodeKeep(b []byte) error {
-	return decodeKeeping(b, r, rollingUpdateDeploymentFields)
-}
-
-var rollingUpdateDeploymentFields = tableOf[RollingUpdateDeployment]()
+func (r *RollingUpdateDeployment) UnmarshalJSON(b []byte) error { return codec.Unmarshal(b, r) }
 
 // MarshalJSON writes the modelled fields and every unknown member.
-func (s DeploymentStatus) MarshalJSON() ([]byte, error) {
-	return encodeKeeping(&s, deploymentStatusFields)
-}
+func (s DeploymentStatus) MarshalJSON() ([]byte, error) { return codec.Marshal(&s) }
 
 // UnmarshalJSON reads the modelled fields and keeps the rest.
-func (s *DeploymentStatus) UnmarshalJSON(b []byte) error { return s.decodeKeep(b) }
-
-func (s *DeploymentStatus) decodeKeep(b []byte) error {
-	return decodeKeeping(b, s, deploymentStatusFields)
-}
-
-var deploymentStatusFields = tableOf[DeploymentStatus]()
+func (s *DeploymentStatus) UnmarshalJSON(b []byte) error { return codec.Unmarshal(b, s) }

@@ -4,12 +4,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/kinformer/kinformer/internal/codec"
+	"github.com/kinformer/kinformer/internal/jsonscan"
 )
 
 // FuzzDecodeRoundTrip: whatever valid JSON decodes into a Pod (or Raw) must encode, and
@@ -39,13 +43,13 @@ func withOptions[T interface {
 	Object
 	comparable
 }](t *testing.T, data []byte) {
-	want, err := DecodeValid[T](data)
+	want, err := codec.DecodeUnvalidated[T](data, DecodeOptions{})
 	if err != nil || reflect.ValueOf(want).IsNil() {
 		return
 	}
 	tab := NewMapTable()
 	for _, opts := range []DecodeOptions{{DropManagedFields: true}, {Maps: tab}, {DropManagedFields: true, Maps: tab}} {
-		plain, _ := DecodeValid[T](data)
+		plain, _ := codec.DecodeUnvalidated[T](data, DecodeOptions{})
 		if opts.DropManagedFields {
 			plain.Meta().Unknown.Delete("managedFields")
 		}
@@ -54,9 +58,9 @@ func withOptions[T interface {
 			return
 		}
 		for range 2 {
-			got, err := DecodeValidWith[T](data, opts)
+			got, err := codec.DecodeUnvalidated[T](data, opts)
 			if err != nil {
-				t.Fatalf("%+v: %v where DecodeValid succeeds", opts, err)
+				t.Fatalf("%+v: %v where decoding without options succeeds", opts, err)
 			}
 			gotJSON, err := json.Marshal(got)
 			if err != nil || string(gotJSON) != string(wantJSON) {
@@ -95,9 +99,9 @@ var semanticRaw = cmp.Comparer(func(a, b json.RawMessage) bool {
 	return cmp.Equal(x, y)
 })
 
-// FuzzDecodeMatchesEncodingJSON: the hand-written decoder gives every modelled field the
-// value encoding/json gives it. The reference is a twin of each type built by
-// reflection, with the same fields and tags and no methods, decoded by encoding/json.
+// FuzzDecodeMatchesEncodingJSON: the codec gives every modelled field the value
+// encoding/json gives it. The reference is a twin of each type built by reflection, with
+// the same fields and tags and no methods, decoded by encoding/json.
 func FuzzDecodeMatchesEncodingJSON(f *testing.F) {
 	f.Add([]byte(deploymentJSON))
 	f.Add([]byte(leaseJSON))
@@ -120,8 +124,8 @@ func FuzzDecodeMatchesEncodingJSON(f *testing.F) {
 }
 
 func same[T any](t *testing.T, data []byte) {
-	table := tableOf[T]()
-	twin := reflect.New(twinOf(reflect.TypeFor[T]()))
+	typ := reflect.TypeFor[T]()
+	twin := reflect.New(twinOf(typ))
 	wantErr := json.Unmarshal(data, twin.Interface())
 	var got T
 	err := json.Unmarshal(data, &got)
@@ -131,29 +135,67 @@ func same[T any](t *testing.T, data []byte) {
 	if err != nil {
 		return
 	}
-	if d := diffTwin(reflect.ValueOf(&got).Elem(), twin.Elem(), table, ""); d != "" {
+	if d := diffTwin(reflect.ValueOf(&got).Elem(), twin.Elem(), ""); d != "" {
 		t.Fatalf("%T: %s", got, d)
 	}
 }
 
+// modelledField is a JSON member a struct's field models: read from the fields and their
+// json tags alone, independently of the codec, whose decoding is what is checked.
+type modelledField struct {
+	name  string
+	index []int // path through untagged embedded structs
+}
+
+// keepsUnknown reports whether typ is one of this package's structs that keep unknown
+// members, which the codec decodes.
+func keepsUnknown(typ reflect.Type) bool {
+	if typ.Kind() != reflect.Struct {
+		return false
+	}
+	f, ok := typ.FieldByName("Unknown")
+	return ok && f.Type == reflect.TypeFor[Unknown]() && len(f.Index) == 1
+}
+
+// modelled returns the members typ's fields model, in declaration order: untagged
+// embedded structs flattened, the Unknown field and fields tagged "-" left out.
+func modelled(typ reflect.Type, prefix []int) []modelledField {
+	var out []modelledField
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		tag, tagged := f.Tag.Lookup("json")
+		name, _, _ := strings.Cut(tag, ",")
+		index := append(slices.Clone(prefix), i)
+		switch {
+		case !f.IsExported() || tag == "-":
+		case !tagged && f.Anonymous && f.Type.Kind() == reflect.Struct:
+			out = append(out, modelled(f.Type, index)...)
+		case name == "":
+			out = append(out, modelledField{f.Name, index})
+		default:
+			out = append(out, modelledField{name, index})
+		}
+	}
+	return out
+}
+
 var twins = map[reflect.Type]reflect.Type{}
 
-// twinOf returns typ with every struct that has a table replaced by a plain struct of its
-// fields (flattened, tagged alike, no Unknown, no methods).
+// twinOf returns typ with every struct that keeps unknown members replaced by a plain
+// struct of its modelled fields (flattened, tagged alike, no Unknown, no methods).
 func twinOf(typ reflect.Type) reflect.Type {
 	if tw, ok := twins[typ]; ok {
 		return tw
 	}
 	switch {
-	case hasTable(typ):
-		table := tableFor(typ)
-		fields := make([]reflect.StructField, len(table.fields))
-		for i, fi := range table.fields {
-			fields[i] = reflect.StructField{
+	case keepsUnknown(typ):
+		var fields []reflect.StructField
+		for i, m := range modelled(typ, nil) {
+			fields = append(fields, reflect.StructField{
 				Name: fmt.Sprint("F", i),
-				Type: twinOf(typ.FieldByIndex(fi.index).Type),
-				Tag:  reflect.StructTag(`json:"` + fi.name + `"`),
-			}
+				Type: twinOf(typ.FieldByIndex(m.index).Type),
+				Tag:  reflect.StructTag(`json:"` + m.name + `"`),
+			})
 		}
 		twins[typ] = reflect.StructOf(fields)
 	case typ.Kind() == reflect.Pointer && twinOf(typ.Elem()) != typ.Elem():
@@ -167,18 +209,15 @@ func twinOf(typ reflect.Type) reflect.Type {
 }
 
 // diffTwin compares a decoded value with its twin, and describes the first difference.
-func diffTwin(got, want reflect.Value, table *fieldTable, path string) string {
-	if table != nil {
-		for i, fi := range table.fields {
-			if d := diffTwin(got.FieldByIndex(fi.index), want.Field(i), nil, path+"."+fi.name); d != "" {
+func diffTwin(got, want reflect.Value, path string) string {
+	switch {
+	case keepsUnknown(got.Type()):
+		for i, m := range modelled(got.Type(), nil) {
+			if d := diffTwin(got.FieldByIndex(m.index), want.Field(i), path+"."+m.name); d != "" {
 				return d
 			}
 		}
 		return ""
-	}
-	switch {
-	case hasTable(got.Type()):
-		return diffTwin(got, want, tableFor(got.Type()), path)
 	case got.Kind() == reflect.Pointer && got.Type() != want.Type():
 		if got.IsNil() != want.IsNil() {
 			return fmt.Sprintf("%s: nil %v, want %v", path, got.IsNil(), want.IsNil())
@@ -186,13 +225,13 @@ func diffTwin(got, want reflect.Value, table *fieldTable, path string) string {
 		if got.IsNil() {
 			return ""
 		}
-		return diffTwin(got.Elem(), want.Elem(), nil, path)
+		return diffTwin(got.Elem(), want.Elem(), path)
 	case got.Kind() == reflect.Slice && got.Type() != want.Type():
 		if got.IsNil() != want.IsNil() || got.Len() != want.Len() {
 			return fmt.Sprintf("%s: %d elements (nil %v), want %d (nil %v)", path, got.Len(), got.IsNil(), want.Len(), want.IsNil())
 		}
 		for i := range got.Len() {
-			if d := diffTwin(got.Index(i), want.Index(i), nil, fmt.Sprintf("%s[%d]", path, i)); d != "" {
+			if d := diffTwin(got.Index(i), want.Index(i), fmt.Sprintf("%s[%d]", path, i)); d != "" {
 				return d
 			}
 		}
@@ -204,57 +243,70 @@ func diffTwin(got, want reflect.Value, table *fieldTable, path string) string {
 	return ""
 }
 
+// modelledNames are the names of the members modelled by the structs the codec decodes,
+// those that keep unknown members and owner references, reached from the fuzzed types.
+var modelledNames = func() map[string]bool {
+	names := map[string]bool{}
+	seen := map[reflect.Type]bool{}
+	var walk func(typ reflect.Type)
+	walk = func(typ reflect.Type) {
+		for typ.Kind() == reflect.Pointer || typ.Kind() == reflect.Slice {
+			typ = typ.Elem()
+		}
+		if seen[typ] || !(keepsUnknown(typ) || typ == reflect.TypeFor[OwnerReference]()) {
+			return
+		}
+		seen[typ] = true
+		for _, m := range modelled(typ, nil) {
+			names[m.name] = true
+			walk(typ.FieldByIndex(m.index).Type)
+		}
+	}
+	for _, typ := range []reflect.Type{reflect.TypeFor[Pod](), reflect.TypeFor[Raw](), reflect.TypeFor[Deployment](), reflect.TypeFor[ReplicaSet](), reflect.TypeFor[Lease]()} {
+		walk(typ)
+	}
+	return names
+}()
+
 // foldedOrRepeatedKeys reports whether data has a member name twice in one object, or one
 // that matches a modelled field's name only when case is ignored: encoding/json matches
-// those case-insensitively and merges repeated maps, the decoder (as before it) neither.
+// those case-insensitively and merges repeated maps, the codec neither.
 func foldedOrRepeatedKeys(data []byte) bool {
-	names := map[string]bool{}
-	for _, table := range tables {
-		for name := range table.byName {
-			names[strings.ToLower(name)] = true
-		}
+	folded := map[string]bool{}
+	for name := range modelledNames {
+		folded[strings.ToLower(name)] = true
 	}
 	var walk func(i int) (int, bool)
 	walk = func(i int) (int, bool) {
-		i = skipSpace(data, i)
+		i = jsonscan.SkipSpace(data, i)
 		if i >= len(data) || (data[i] != '{' && data[i] != '[') {
-			return skipValue(data, i), false
+			return jsonscan.ValueEnd(data, i), false
 		}
 		seen := map[string]bool{}
 		object := data[i] == '{'
-		for i = skipSpace(data, i+1); i < len(data) && data[i] != '}' && data[i] != ']'; {
+		for i = jsonscan.SkipSpace(data, i+1); i < len(data) && data[i] != '}' && data[i] != ']'; {
 			if object {
-				end, _ := stringEnd(data, i)
+				end, _ := jsonscan.String(data, i)
 				var key string
 				if json.Unmarshal(data[i:end], &key) != nil {
 					return -1, true
 				}
-				if seen[key] || (names[strings.ToLower(key)] && tableFieldNamed(key) == nil) {
+				if seen[key] || (folded[strings.ToLower(key)] && !modelledNames[key]) {
 					return -1, true
 				}
 				seen[key] = true
-				i = skipSpace(data, end) + 1 // past the colon
+				i = jsonscan.SkipSpace(data, end) + 1 // past the colon
 			}
 			end, bad := walk(i)
 			if bad || end < 0 {
 				return -1, true
 			}
-			if i = skipSpace(data, end); i < len(data) && data[i] == ',' {
-				i = skipSpace(data, i+1)
+			if i = jsonscan.SkipSpace(data, end); i < len(data) && data[i] == ',' {
+				i = jsonscan.SkipSpace(data, i+1)
 			}
 		}
 		return i + 1, false
 	}
 	_, bad := walk(0)
 	return bad
-}
-
-// tableFieldNamed returns a field of any table with exactly this name.
-func tableFieldNamed(name string) *fieldInfo {
-	for _, table := range tables {
-		if fi := table.byName[name]; fi != nil {
-			return fi
-		}
-	}
-	return nil
 }

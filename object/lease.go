@@ -3,6 +3,8 @@ package object
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/kinformer/kinformer/internal/codec"
 )
 
 // Lease is a coordination.k8s.io/v1 Lease: a small record that one holder at a time
@@ -29,32 +31,16 @@ type LeaseSpec struct {
 }
 
 // MarshalJSON writes the modelled fields and every unknown member.
-func (l Lease) MarshalJSON() ([]byte, error) {
-	return encodeKeeping(&l, leaseFields)
-}
+func (l Lease) MarshalJSON() ([]byte, error) { return codec.Marshal(&l) }
 
 // UnmarshalJSON reads the modelled fields and keeps the rest.
-func (l *Lease) UnmarshalJSON(b []byte) error { return l.decodeKeep(b) }
-
-func (l *Lease) decodeKeep(b []byte) error {
-	return decodeKeeping(b, l, leaseFields)
-}
-
-var leaseFields = tableOf[Lease]()
+func (l *Lease) UnmarshalJSON(b []byte) error { return codec.Unmarshal(b, l) }
 
 // MarshalJSON writes the modelled fields and every unknown member.
-func (s LeaseSpec) MarshalJSON() ([]byte, error) {
-	return encodeKeeping(&s, leaseSpecFields)
-}
+func (s LeaseSpec) MarshalJSON() ([]byte, error) { return codec.Marshal(&s) }
 
 // UnmarshalJSON reads the modelled fields and keeps the rest.
-func (s *LeaseSpec) UnmarshalJSON(b []byte) error { return s.decodeKeep(b) }
-
-func (s *LeaseSpec) decodeKeep(b []byte) error {
-	return decodeKeeping(b, s, leaseSpecFields)
-}
-
-var leaseSpecFields = tableOf[LeaseSpec]()
+func (s *LeaseSpec) UnmarshalJSON(b []byte) error { return codec.Unmarshal(b, s) }
 
 // RFC3339Micro is the layout of a MicroTime on the wire: always six fractional digits.
 const RFC3339Micro = "2006-01-02T15:04:05.000000Z07:00"
@@ -78,8 +64,6 @@ func (t MicroTime) MarshalJSON() ([]byte, error) {
 	}
 	return json.Marshal(t.UTC().Format(RFC3339Micro))
 }
-
-func (t *MicroTime) decodeKeep(b []byte) error { return t.UnmarshalJSON(b) }
 
 // UnmarshalJSON accepts null, or any RFC 3339 timestamp: being lenient on input costs
 // nothing, and a value with fewer digits (written by hand) still decodes.

@@ -1,5 +1,7 @@
 package object
 
+import "github.com/kinformer/kinformer/internal/codec"
+
 // TypeMeta names an object's kind and API version. Items inside a list carry neither.
 type TypeMeta struct {
 	APIVersion string `json:"apiVersion,omitempty"`
@@ -30,18 +32,10 @@ type ObjectMeta struct {
 func (m *ObjectMeta) Meta() *ObjectMeta { return m }
 
 // MarshalJSON writes the modelled fields and every unknown member.
-func (m ObjectMeta) MarshalJSON() ([]byte, error) {
-	return encodeKeeping(&m, objectMetaFields)
-}
+func (m ObjectMeta) MarshalJSON() ([]byte, error) { return codec.Marshal(&m) }
 
 // UnmarshalJSON reads the modelled fields and keeps the rest in Unknown.
-func (m *ObjectMeta) UnmarshalJSON(b []byte) error { return m.decodeKeep(b) }
-
-func (m *ObjectMeta) decodeKeep(b []byte) error {
-	return decodeKeeping(b, m, objectMetaFields)
-}
-
-var objectMetaFields = tableOf[ObjectMeta]()
+func (m *ObjectMeta) UnmarshalJSON(b []byte) error { return codec.Unmarshal(b, m) }
 
 // ListMeta is the metadata of a list response.
 type ListMeta struct {

@@ -1,6 +1,10 @@
 package object
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/kinformer/kinformer/internal/codec"
+)
 
 // Pod is a core/v1 Pod with the fields the controllers read; the rest of its spec and
 // status is carried unchanged in the Unknown members.
@@ -76,70 +80,34 @@ func (p *Pod) IsReady() bool {
 }
 
 // MarshalJSON writes the modelled fields and every unknown member.
-func (p Pod) MarshalJSON() ([]byte, error) {
-	return encodeKeeping(&p, podFields)
-}
+func (p Pod) MarshalJSON() ([]byte, error) { return codec.Marshal(&p) }
 
 // UnmarshalJSON reads the modelled fields and keeps the rest.
-func (p *Pod) UnmarshalJSON(b []byte) error { return p.decodeKeep(b) }
-
-func (p *Pod) decodeKeep(b []byte) error { return decodeKeeping(b, p, podFields) }
-
-var podFields = tableOf[Pod]()
+func (p *Pod) UnmarshalJSON(b []byte) error { return codec.Unmarshal(b, p) }
 
 // MarshalJSON writes the modelled fields and every unknown member.
-func (s PodSpec) MarshalJSON() ([]byte, error) {
-	return encodeKeeping(&s, podSpecFields)
-}
+func (s PodSpec) MarshalJSON() ([]byte, error) { return codec.Marshal(&s) }
 
 // UnmarshalJSON reads the modelled fields and keeps the rest.
-func (s *PodSpec) UnmarshalJSON(b []byte) error { return s.decodeKeep(b) }
-
-func (s *PodSpec) decodeKeep(b []byte) error { return decodeKeeping(b, s, podSpecFields) }
-
-var podSpecFields = tableOf[PodSpec]()
+func (s *PodSpec) UnmarshalJSON(b []byte) error { return codec.Unmarshal(b, s) }
 
 // MarshalJSON writes the modelled fields and every unknown member.
-func (s PodStatus) MarshalJSON() ([]byte, error) {
-	return encodeKeeping(&s, podStatusFields)
-}
+func (s PodStatus) MarshalJSON() ([]byte, error) { return codec.Marshal(&s) }
 
 // UnmarshalJSON reads the modelled fields and keeps the rest.
-func (s *PodStatus) UnmarshalJSON(b []byte) error { return s.decodeKeep(b) }
-
-func (s *PodStatus) decodeKeep(b []byte) error {
-	return decodeKeeping(b, s, podStatusFields)
-}
-
-var podStatusFields = tableOf[PodStatus]()
+func (s *PodStatus) UnmarshalJSON(b []byte) error { return codec.Unmarshal(b, s) }
 
 // MarshalJSON writes the modelled fields and every unknown member.
-func (c PodCondition) MarshalJSON() ([]byte, error) {
-	return encodeKeeping(&c, podConditionFields)
-}
+func (c PodCondition) MarshalJSON() ([]byte, error) { return codec.Marshal(&c) }
 
 // UnmarshalJSON reads the modelled fields and keeps the rest.
-func (c *PodCondition) UnmarshalJSON(b []byte) error { return c.decodeKeep(b) }
-
-func (c *PodCondition) decodeKeep(b []byte) error {
-	return decodeKeeping(b, c, podConditionFields)
-}
-
-var podConditionFields = tableOf[PodCondition]()
+func (c *PodCondition) UnmarshalJSON(b []byte) error { return codec.Unmarshal(b, c) }
 
 // MarshalJSON writes the modelled fields and every unknown member.
-func (c ContainerStatus) MarshalJSON() ([]byte, error) {
-	return encodeKeeping(&c, containerStatusFields)
-}
+func (c ContainerStatus) MarshalJSON() ([]byte, error) { return codec.Marshal(&c) }
 
 // UnmarshalJSON reads the modelled fields and keeps the rest.
-func (c *ContainerStatus) UnmarshalJSON(b []byte) error { return c.decodeKeep(b) }
-
-func (c *ContainerStatus) decodeKeep(b []byte) error {
-	return decodeKeeping(b, c, containerStatusFields)
-}
-
-var containerStatusFields = tableOf[ContainerStatus]()
+func (c *ContainerStatus) UnmarshalJSON(b []byte) error { return codec.Unmarshal(b, c) }
 
 // PodTemplateSpec is the pod template inside a ReplicaSet or Deployment. Its spec is kept
 // as raw JSON: controllers copy it, compare it and hash it, but never read into it.
@@ -150,15 +118,7 @@ type PodTemplateSpec struct {
 }
 
 // MarshalJSON writes the modelled fields and every unknown member.
-func (t PodTemplateSpec) MarshalJSON() ([]byte, error) {
-	return encodeKeeping(&t, podTemplateSpecFields)
-}
+func (t PodTemplateSpec) MarshalJSON() ([]byte, error) { return codec.Marshal(&t) }
 
 // UnmarshalJSON reads the modelled fields and keeps the rest.
-func (t *PodTemplateSpec) UnmarshalJSON(b []byte) error { return t.decodeKeep(b) }
-
-func (t *PodTemplateSpec) decodeKeep(b []byte) error {
-	return decodeKeeping(b, t, podTemplateSpecFields)
-}
-
-var podTemplateSpecFields = tableOf[PodTemplateSpec]()
+func (t *PodTemplateSpec) UnmarshalJSON(b []byte) error { return codec.Unmarshal(b, t) }

@@ -1,5 +1,7 @@
 package object
 
+import "github.com/kinformer/kinformer/internal/codec"
+
 // Raw is an object of any resource: kind, apiVersion and metadata are parsed, everything
 // else (spec, status, data, ...) is kept as raw JSON in Unknown. Encoding it again gives
 // back every member it was decoded from.
@@ -11,13 +13,7 @@ type Raw struct {
 }
 
 // MarshalJSON writes the metadata and every other member unchanged.
-func (r Raw) MarshalJSON() ([]byte, error) {
-	return encodeKeeping(&r, rawFields)
-}
+func (r Raw) MarshalJSON() ([]byte, error) { return codec.Marshal(&r) }
 
 // UnmarshalJSON parses the metadata and keeps the rest.
-func (r *Raw) UnmarshalJSON(b []byte) error { return r.decodeKeep(b) }
-
-func (r *Raw) decodeKeep(b []byte) error { return decodeKeeping(b, r, rawFields) }
-
-var rawFields = tableOf[Raw]()
+func (r *Raw) UnmarshalJSON(b []byte) error { return codec.Unmarshal(b, r) }

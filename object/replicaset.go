@@ -1,5 +1,7 @@
 package object
 
+import "github.com/kinformer/kinformer/internal/codec"
+
 // ReplicaSet is an apps/v1 ReplicaSet.
 type ReplicaSet struct {
 	TypeMeta
@@ -45,57 +47,25 @@ type Condition struct {
 }
 
 // MarshalJSON writes the modelled fields and every unknown member.
-func (r ReplicaSet) MarshalJSON() ([]byte, error) {
-	return encodeKeeping(&r, replicaSetFields)
-}
+func (r ReplicaSet) MarshalJSON() ([]byte, error) { return codec.Marshal(&r) }
 
 // UnmarshalJSON reads the modelled fields and keeps the rest.
-func (r *ReplicaSet) UnmarshalJSON(b []byte) error { return r.decodeKeep(b) }
-
-func (r *ReplicaSet) decodeKeep(b []byte) error {
-	return decodeKeeping(b, r, replicaSetFields)
-}
-
-var replicaSetFields = tableOf[ReplicaSet]()
+func (r *ReplicaSet) UnmarshalJSON(b []byte) error { return codec.Unmarshal(b, r) }
 
 // MarshalJSON writes the modelled fields and every unknown member.
-func (s ReplicaSetSpec) MarshalJSON() ([]byte, error) {
-	return encodeKeeping(&s, replicaSetSpecFields)
-}
+func (s ReplicaSetSpec) MarshalJSON() ([]byte, error) { return codec.Marshal(&s) }
 
 // UnmarshalJSON reads the modelled fields and keeps the rest.
-func (s *ReplicaSetSpec) UnmarshalJSON(b []byte) error { return s.decodeKeep(b) }
-
-func (s *ReplicaSetSpec) decodeKeep(b []byte) error {
-	return decodeKeeping(b, s, replicaSetSpecFields)
-}
-
-var replicaSetSpecFields = tableOf[ReplicaSetSpec]()
+func (s *ReplicaSetSpec) UnmarshalJSON(b []byte) error { return codec.Unmarshal(b, s) }
 
 // MarshalJSON writes the modelled fields and every unknown member.
-func (s ReplicaSetStatus) MarshalJSON() ([]byte, error) {
-	return encodeKeeping(&s, replicaSetStatusFields)
-}
+func (s ReplicaSetStatus) MarshalJSON() ([]byte, error) { return codec.Marshal(&s) }
 
 // UnmarshalJSON reads the modelled fields and keeps the rest.
-func (s *ReplicaSetStatus) UnmarshalJSON(b []byte) error { return s.decodeKeep(b) }
-
-func (s *ReplicaSetStatus) decodeKeep(b []byte) error {
-	return decodeKeeping(b, s, replicaSetStatusFields)
-}
-
-var replicaSetStatusFields = tableOf[ReplicaSetStatus]()
+func (s *ReplicaSetStatus) UnmarshalJSON(b []byte) error { return codec.Unmarshal(b, s) }
 
 // MarshalJSON writes the modelled fields and every unknown member.
-func (c Condition) MarshalJSON() ([]byte, error) {
-	return encodeKeeping(&c, conditionFields)
-}
+func (c Condition) MarshalJSON() ([]byte, error) { return codec.Marshal(&c) }
 
 // UnmarshalJSON reads the modelled fields and keeps the rest.
-func (c *Condition) UnmarshalJSON(b []byte) error { return c.decodeKeep(b) }
-
-func (c *Condition) decodeKeep(b []byte) error {
-	return decodeKeeping(b, c, conditionFields)
-}
-
-var conditionFields = tableOf[Condition]()
+func (c *Condition) UnmarshalJSON(b []byte) error { return codec.Unmarshal(b, c) }

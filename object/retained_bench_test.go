@@ -8,6 +8,9 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/kinformer/kinformer/internal/codec"
+	"github.com/kinformer/kinformer/internal/memtest"
 )
 
 // realisticPod returns pod i of a cluster as kube-apiserver 1.3x serves it, managedFields
@@ -104,7 +107,7 @@ func benchRetained[T Object](b *testing.B, gen func(int) []byte) {
 		size += len(frames[i])
 	}
 	decode := func(f []byte) T {
-		obj, err := DecodeValid[T](f)
+		obj, err := codec.DecodeUnvalidated[T](f, DecodeOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -116,7 +119,7 @@ func benchRetained[T Object](b *testing.B, gen func(int) []byte) {
 	// loop). The live heap grows by what the objects hold, and by any frame that one of
 	// them still refers to.
 	keep := make([]T, len(frames))
-	before := liveHeap()
+	before := memtest.AfterGC().HeapAlloc
 	for i, f := range frames {
 		keep[i] = decode(f)
 	}
@@ -125,7 +128,7 @@ func benchRetained[T Object](b *testing.B, gen func(int) []byte) {
 	for i := range inputs {
 		inputs[i] = gen(i)
 	}
-	after := liveHeap()
+	after := memtest.AfterGC().HeapAlloc
 	runtime.KeepAlive(keep)
 	heap := float64(after-before) / float64(len(keep))
 	retained = keep // for -memprofile, written when the benchmarks are done
@@ -142,12 +145,4 @@ func benchRetained[T Object](b *testing.B, gen func(int) []byte) {
 	// Reported after the loop: b.Loop resets user metrics when it starts timing.
 	b.ReportMetric(heap, "heap-B/pod")
 	b.ReportMetric(float64(size)/float64(len(inputs)), "json-B/pod")
-}
-
-func liveHeap() uint64 {
-	runtime.GC()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc
 }

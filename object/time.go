@@ -27,8 +27,6 @@ func (t Time) MarshalJSON() ([]byte, error) {
 	return json.Marshal(t.UTC().Format(time.RFC3339))
 }
 
-func (t *Time) decodeKeep(b []byte) error { return t.UnmarshalJSON(b) }
-
 // UnmarshalJSON accepts null, or any RFC 3339 timestamp (with or without fractions).
 func (t *Time) UnmarshalJSON(b []byte) error {
 	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' && bytes.IndexByte(b, '\\') < 0 {

@@ -39,8 +39,8 @@ type backoffState struct {
 	lastFailure time.Time
 }
 
-// next returns the wait after a failure at now.
-func (s *backoffState) next(now time.Time) time.Duration {
+// delay returns the wait after a failure at now.
+func (s *backoffState) delay(now time.Time) time.Duration {
 	if s.current == 0 || now.Sub(s.lastFailure) > s.cfg.ResetAfter {
 		s.current = s.cfg.Initial
 	} else {

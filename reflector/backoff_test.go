@@ -15,20 +15,20 @@ func TestBackoff(t *testing.T) {
 	now := time.Unix(0, 0)
 	var got []time.Duration
 	for range 5 {
-		got = append(got, s.next(now))
+		got = append(got, s.delay(now))
 		now = now.Add(time.Second)
 	}
 	want := []time.Duration{800 * time.Millisecond, 1600 * time.Millisecond, 3200 * time.Millisecond, 5 * time.Second, 5 * time.Second}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("doubling to the cap (-want +got):\n%s", d)
 	}
-	if d := s.next(now.Add(3 * time.Minute)); d != 800*time.Millisecond {
+	if d := s.delay(now.Add(3 * time.Minute)); d != 800*time.Millisecond {
 		t.Errorf("after 3 healthy minutes: %v, want the initial delay", d)
 	}
 	j := backoffState{cfg: Backoff{Initial: time.Second, Jitter: 1}.withDefaults()}
 	for range 50 {
 		j.current = 0
-		if d := j.next(now); d < time.Second || d > 2*time.Second {
+		if d := j.delay(now); d < time.Second || d > 2*time.Second {
 			t.Fatalf("jittered delay %v outside [1s, 2s]", d)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kinformer/kinformer/apisim"
+	"github.com/kinformer/kinformer/clock"
 	"github.com/kinformer/kinformer/internal/simtest"
 	"github.com/kinformer/kinformer/internal/testwait"
 	"github.com/kinformer/kinformer/listwatch"
@@ -151,8 +152,9 @@ func testOversizedObject(t *testing.T, websocket bool) {
 	}
 
 	store, counts := &stateStore{rv: map[string]string{}}, &listCounter{}
+	clk := clock.NewFake(time.Unix(1000, 0)) // backoffs end when the test steps it
 	r := reflector.New[*object.Pod](pods, store, reflector.Options{Name: "pods", MaxFrameSize: limit, WebSocket: websocket,
-		Metrics: counts, Backoff: reflector.Backoff{Initial: 50 * time.Millisecond, Max: 200 * time.Millisecond, Jitter: -1}})
+		Metrics: counts, Clock: clk, Backoff: reflector.Backoff{Initial: 50 * time.Millisecond, Max: 200 * time.Millisecond, Jitter: -1}})
 	var seen errorLog
 	r.OnStatus(func(s reflector.Status) { seen.add(s.LastError) })
 	runCtx, cancel := context.WithCancel(ctx)
@@ -163,17 +165,36 @@ func testOversizedObject(t *testing.T, websocket bool) {
 		"waiting for the reflector to watch with 2 objects in the store")
 
 	// Grow a to four times the limit.
+	lists, _, _ := counts.count()
 	grown := time.Now()
 	big := fmt.Sprintf(`{"metadata":{"annotations":{"big":%q}}}`, strings.Repeat("x", 4*limit))
 	if _, err := pods.Patch(ctx, "a", listwatch.MergePatch, []byte(big), ""); err != nil {
 		t.Fatal(err)
 	}
 	testwait.Eventually(t, 10*time.Second, func() bool { _, relists, _ := counts.count(); return relists > 0 }, "waiting for a relist")
-	lists, _, relisted := counts.count()
+	_, _, relisted := counts.count()
 	t.Logf("relist %v after the oversized object was written", relisted.Sub(grown).Round(time.Millisecond))
 
-	// The relist meets the object too: it fails, and backs off (50, 100, 200, 200 ms...).
-	time.Sleep(time.Second)
+	// The relist meets the object too: it fails, and backs off (50, 100, 200, 200 ms), one
+	// list a round, rather than looping. Each wait ends when the test steps the clock
+	// past it; the fourth is left under way while the object shrinks.
+	var waits []time.Duration
+	for round := 1; round <= 4; round++ {
+		var s reflector.Status
+		testwait.Eventually(t, 10*time.Second, func() bool { var ok bool; s, ok = backingOff(r, clk); return ok },
+			"waiting for backoff %d; status %+v", round, testwait.Lazy(func() any { return r.Status() }))
+		waits = append(waits, s.Backoff)
+		if more, relists, _ := counts.count(); more-lists != round || relists != 1 {
+			t.Errorf("backoff %d comes after %d lists since the object grew and %d relists, want %d lists (the relist, a retry a round) and 1 relist",
+				round, more-lists, relists, round)
+		}
+		if round < 4 {
+			clk.Step(s.Backoff)
+		}
+	}
+	if d := cmp.Diff([]time.Duration{50 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond, 200 * time.Millisecond}, waits); d != "" {
+		t.Errorf("backoffs while the object is too large (-want +got):\n%s", d)
+	}
 	status := r.Status()
 	if !errors.Is(status.LastError, listwatch.ErrFrameTooLarge) {
 		t.Fatalf("status error %v does not wrap ErrFrameTooLarge", status.LastError)
@@ -189,13 +210,9 @@ func testOversizedObject(t *testing.T, websocket bool) {
 	} else {
 		t.Logf("the watch ended with: %v", watchErr)
 	}
-	if more, relists, _ := counts.count(); more-lists > 8 || relists != 1 {
-		t.Errorf("%d lists in the second after the relist (want a backoff's handful), %d relists (want 1)", more-lists, relists)
-	} else {
-		t.Logf("%d failed lists in the second after the relist; status: %v", more-lists, status.LastError)
-	}
 
-	// Changes while the cache is stuck, then the object shrinks: the store converges.
+	// Changes while the cache is stuck, then the object shrinks: the list after the
+	// backoff under way brings the store back to the server's exact state.
 	if _, err := pods.Create(ctx, &object.Pod{ObjectMeta: object.ObjectMeta{Name: "c"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -203,6 +220,7 @@ func testOversizedObject(t *testing.T, websocket bool) {
 		t.Fatal(err)
 	}
 	want := serverState()
+	clk.Step(waits[len(waits)-1])
 	testwait.Eventually(t, 10*time.Second, func() bool { return cmp.Equal(want, store.snapshot()) }, "waiting for the store to equal the server")
 	testwait.Eventually(t, 10*time.Second, func() bool { s := r.Status(); return s.State == reflector.StateWatching && s.LastError == nil },
 		"waiting for the reflector to watch without an error")

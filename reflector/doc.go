@@ -1,19 +1,38 @@
 // Package reflector keeps a store in step with the apiserver: it lists, then watches from
 // the list's resourceVersion, and recovers from everything a watch meets.
 //
-// It is an explicit state machine (see State): Listing (or StreamingList) → Watching;
-// a stream the server ends on time → Watching again from the last resourceVersion,
-// without a relist; 410 Gone, "too large resource version", or an event over
-// MaxFrameSize (lost, so resuming would meet it again) → Listing (a relist, at the newest
-// state if the last one is compacted); a stream that worked for a second or more and then
-// broke (a reset, a dead peer) → Watching again at once, from the last resourceVersion;
-// any other failure (429, 5xx, refused connection, malformed frame, a watch closed within
-// a second with no event) → BackingOff (exponential 800 ms → 30 s with jitter, reset
-// after 2 minutes without failures or after a healthy stream, or the server's
-// Retry-After when that is longer) → back where it failed. Every watch carries a random
-// timeoutSeconds and an idle deadline, so a silently dead connection is noticed even
-// over HTTP/1.1.
+// Its loop is a state machine: each state carries what it needs (the open stream of a
+// streaming list, whether a list is a relist, the failure a backoff waits out), one
+// function, step, runs a state and returns the next, and Run is
 //
-// Status says where it is and why it is not synced (the last error), so a cache that
-// stays empty because of a 403 says so.
+//	for s := first; s != nil; s = step(s)
+//
+// These are all its transitions (TestTransitions runs each row against step):
+//
+//	Listing        the list is stored                            → Watching
+//	Listing        the list fails                                → BackingOff → Listing
+//	StreamingList  the initial-events-end bookmark arrives       → Watching (in the same stream)
+//	StreamingList  the server refuses or ignores the request     → Listing (list+watch for good)
+//	StreamingList  no initial-events-end bookmark in time        → Listing (list+watch for good)
+//	StreamingList  the stream fails                              → BackingOff → StreamingList
+//	Watching       the server ends the stream on time            → Watching (from the last resourceVersion)
+//	Watching       410 Gone, too large a resourceVersion         → Listing (a relist)
+//	Watching       an event over MaxFrameSize                    → Listing (a relist: resuming would meet it again)
+//	Watching       a stream that worked breaks                   → Watching (at once; the backoff starts over)
+//	Watching       any other failure                             → BackingOff → Watching
+//	BackingOff     the wait is over                              → the state that failed
+//	any state      ctx ends                                      → Stopped
+//
+// A relist is a streaming list again while the server does them. A stream "worked" when
+// it lasted a second or delivered an event: a reset then is most likely a passing fault,
+// as a reset connection or a dead peer noticed by an HTTP/2 ping. "Any other failure"
+// is a 429, a 5xx, a refused connection, a malformed frame, or a stream that ended within
+// a second without an event (a server or proxy refusing watches must not make the loop
+// spin). The backoff is exponential, 800 ms to 30 s with jitter, and starts over after 2
+// minutes without failures; a server's longer Retry-After wins. Every watch asks for a
+// random timeoutSeconds and has an idle deadline past it, so a silently dead connection
+// is noticed even over HTTP/1.1.
+//
+// Status says which state the loop is in (see State) and why the cache is not synced
+// (the last error), so a cache that stays empty because of a 403 says so.
 package reflector

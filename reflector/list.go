@@ -94,22 +94,21 @@ func (r *Reflector[T]) reuse(items []T) {
 var errNoInitialEventsEnd = errors.New("streaming list: no initial-events-end bookmark in time")
 
 // streamList fetches the initial state as a stream of ADDED events ending with the
-// initial-events-end bookmark, hands it to the store in one Replace, and returns the
-// still-open stream for the watch to continue. Any sign that the server is not doing a
-// streaming list switches the reflector to list+watch for good: a refusal, an event other
-// than ADDED before the bookmark, or no bookmark within InitialEventsTimeout.
-func (r *Reflector[T]) streamList(ctx context.Context) (listwatch.Stream[T], error) {
-	r.setState(StateStreaming)
+// initial-events-end bookmark, hands it to the store in one Replace, and goes on watching
+// in the same stream. Any sign that the server is not doing a streaming list switches
+// the reflector to list+watch for good: a refusal, an event other than ADDED before the
+// bookmark, or no bookmark within InitialEventsTimeout.
+func (r *Reflector[T]) streamList(ctx context.Context) state {
+	r.setState(StateStreamingList)
 	opts := r.watchOptions()
 	opts.SendInitialEvents, opts.ResourceVersionMatch = true, "NotOlderThan"
 	r.opts.Metrics.Watch()
 	w, err := r.lw.Watch(ctx, opts)
 	if err != nil {
 		if object.IsInvalid(err) || object.CodeOf(err) == http.StatusBadRequest {
-			r.fallBack(err)
-			return nil, r.list(ctx, false)
+			return r.fallBack(err)
 		}
-		return nil, err
+		return r.failed(err, streamingList{})
 	}
 	stopOnCancel := context.AfterFunc(ctx, w.Close) // see watch
 	defer stopOnCancel()
@@ -131,10 +130,9 @@ func (r *Reflector[T]) streamList(ctx context.Context) (listwatch.Stream[T], err
 			late := timedOut
 			mu.Unlock()
 			if late {
-				r.fallBack(errNoInitialEventsEnd)
-				return nil, r.list(ctx, false)
+				return r.fallBack(errNoInitialEventsEnd)
 			}
-			return nil, err
+			return r.failed(err, streamingList{})
 		}
 		switch ev.Type {
 		case listwatch.Added:
@@ -149,25 +147,26 @@ func (r *Reflector[T]) streamList(ctx context.Context) (listwatch.Stream[T], err
 			r.recordRV(rv)
 			r.update(func(st *Status) { st.Listed, st.LastError = true, nil })
 			r.log.Debug("streamed the list", "objects", len(items), "resourceVersion", rv)
-			return w, nil
+			return watching[T]{open: w}
 		default:
 			// A server that does not know sendInitialEvents answers with a plain watch:
 			// its ADDED events are not a complete state and the end bookmark never
 			// comes. Retrying would do the same forever.
 			timer.Stop()
 			w.Close()
-			r.fallBack(fmt.Errorf("server sent %s before the initial-events-end bookmark: it does not support streaming lists", ev.Type))
-			return nil, r.list(ctx, false)
+			return r.fallBack(fmt.Errorf("server sent %s before the initial-events-end bookmark: it does not support streaming lists", ev.Type))
 		}
 	}
 }
 
-func (r *Reflector[T]) fallBack(why error) {
+// fallBack gives up streaming lists for good, and lists instead.
+func (r *Reflector[T]) fallBack(why error) state {
 	r.log.Warn("streaming list given up for list+watch", "reason", why)
 	err := fmt.Errorf("%s: streaming list given up for list+watch: %w", r.opts.Name, why)
 	r.update(func(st *Status) {
 		st.StreamingFallback, st.StreamingFallbackReason, st.LastError = true, err, err
 	})
+	return listing{}
 }
 
 // isTooLargeRV reports the apiserver's "Too large resource version" (the RV is newer than

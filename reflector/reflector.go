@@ -110,19 +110,17 @@ type Options struct {
 	Decode object.DecodeOptions
 }
 
-// State is where the reflector's loop is.
+// State is where the reflector's loop is; the package doc's table says how it moves.
 type State string
 
-// The states. The loop moves Listing → Watching, back to Watching when a stream ends
-// cleanly, to Listing (a relist) on 410, and to BackingOff on any other failure, after
-// which it resumes where it failed.
+// The states a Status reports.
 const (
-	StateStarting   State = "Starting"
-	StateListing    State = "Listing"
-	StateStreaming  State = "StreamingList"
-	StateWatching   State = "Watching"
-	StateBackingOff State = "BackingOff"
-	StateStopped    State = "Stopped"
+	StateStarting      State = "Starting" // before Run
+	StateListing       State = "Listing"
+	StateStreamingList State = "StreamingList"
+	StateWatching      State = "Watching"
+	StateBackingOff    State = "BackingOff"
+	StateStopped       State = "Stopped" // Run has returned
 )
 
 // Status is a snapshot of the reflector.

@@ -118,7 +118,7 @@ func TestShortWatchIsAFailure(t *testing.T) {
 	if n := watches.Load(); n < 2 || n > 5 {
 		t.Errorf("%d watches in 1 s", n)
 	}
-	if err := r.Status().LastError; err == nil || !strings.Contains(err.Error(), "within a second") {
+	if err := r.Status().LastError; err == nil || !strings.Contains(err.Error(), "without any event") {
 		t.Errorf("last error %v", err)
 	}
 }

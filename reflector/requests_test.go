@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kinformer/kinformer/apisim"
+	"github.com/kinformer/kinformer/clock"
 	"github.com/kinformer/kinformer/internal/leakcheck"
 	"github.com/kinformer/kinformer/internal/testwait"
 	"github.com/kinformer/kinformer/listwatch"
@@ -40,6 +42,7 @@ type requestLog struct {
 	mu        sync.Mutex
 	reqs      []request
 	nextWatch *cannedAnswer
+	answered  int // watches the server has begun to answer (see answerMark)
 }
 
 // cannedAnswer is a response written by the test instead of the server.
@@ -69,9 +72,42 @@ func (l *requestLog) wrap(h http.Handler) http.Handler {
 				_, _ = w.Write([]byte(canned.body))
 				return
 			}
+			if req.watch() {
+				w = &answerMark{ResponseWriter: w, mark: func() { l.mu.Lock(); l.answered++; l.mu.Unlock() }}
+			}
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// answerMark calls mark when the server begins its answer (the simulator plans a watch,
+// taking its snapshot and start revision, before it writes the status line): any write
+// after that reaches the stream as an event.
+type answerMark struct {
+	http.ResponseWriter
+	once sync.Once
+	mark func()
+}
+
+func (a *answerMark) WriteHeader(code int) {
+	a.once.Do(a.mark)
+	a.ResponseWriter.WriteHeader(code)
+}
+
+func (a *answerMark) Write(b []byte) (int, error) {
+	a.once.Do(a.mark)
+	return a.ResponseWriter.Write(b)
+}
+
+func (a *answerMark) Flush() { a.ResponseWriter.(http.Flusher).Flush() }
+
+func (a *answerMark) Unwrap() http.ResponseWriter { return a.ResponseWriter }
+
+// watchesAnswered returns how many watches the server has begun to answer.
+func (l *requestLog) watchesAnswered() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.answered
 }
 
 // answerNextWatch makes the next watch get a instead of reaching the server.
@@ -194,6 +230,22 @@ func (f *fixture) run(t *testing.T, store reflector.Store[*object.Pod], opts ref
 	return r
 }
 
+// backingOff returns r's status and true while r waits out a backoff on clk, its timer
+// armed: stepping clk by the status's Backoff then ends the wait. Here only that timer
+// and an open watch's idle deadline use the clock, and never both at once (the watch is
+// closed before the backoff begins, and its deadline is never stepped to), so one armed
+// timer while the status says BackingOff with a wait is the backoff's. Pending is read
+// first: once the timer is armed the reflector is blocked on it, and the status read
+// after it is the wait's own (the reflector reports the wait before it arms the timer,
+// and clears it only once the timer has fired).
+func backingOff(r *reflector.Reflector[*object.Pod], clk *clock.Fake) (reflector.Status, bool) {
+	if clk.Pending() != 1 {
+		return reflector.Status{}, false
+	}
+	s := r.Status()
+	return s, s.State == reflector.StateBackingOff && s.Backoff > 0
+}
+
 func TestInitialListPagesThenWatchesFromItsResourceVersion(t *testing.T) {
 	f := newFixture(t, 5)
 	listRV := strconv.FormatInt(f.sim.ResourceVersion(), 10)
@@ -270,28 +322,22 @@ func TestStreamingListIgnoredByTheServerFallsBackForGood(t *testing.T) {
 	f.sim.Faults().IgnoreStreamingList(true)
 	store := &logStore{}
 	r := f.run(t, store, reflector.Options{StreamingList: true, InitialEventsTimeout: time.Hour})
-	testwait.Eventually(t, 10*time.Second, func() bool {
-		_, watches := f.log.split()
-		return len(watches) >= 1
-	}, "waiting for a watch")
-	f.create(t, "during") // an event the streaming list never expects: not ADDED of the snapshot
-	pods := f.pods
-	stop := time.Now().Add(10 * time.Second)
-	for i := 0; !r.Status().Listed && time.Now().Before(stop); i++ {
-		p, err := pods.Get(context.Background(), "during")
-		if err != nil {
-			t.Fatal(err)
-		}
-		p.Labels = map[string]string{"n": strconv.Itoa(i)}
-		if _, err := pods.Update(context.Background(), p); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(20 * time.Millisecond)
+	// Once the server answers the streaming list, its snapshot is taken: the writes below
+	// reach the stream as events, after the snapshot's ADDED.
+	testwait.Eventually(t, 10*time.Second, func() bool { return f.log.watchesAnswered() >= 1 }, "waiting for the server to answer the streaming list")
+	f.create(t, "during") // ADDED, which a streaming list may still send
+	p, err := f.pods.Get(context.Background(), "during")
+	if err != nil {
+		t.Fatal(err)
 	}
+	p.Labels = map[string]string{"n": "1"}
+	if _, err := f.pods.Update(context.Background(), p); err != nil { // MODIFIED: never among initial events
+		t.Fatal(err)
+	}
+	// The initial-events timeout is an hour: only the MODIFIED can make the reflector list.
+	testwait.Eventually(t, 10*time.Second, func() bool { return r.Status().Listed && store.has("replace 3") },
+		"waiting for the reflector to list after the MODIFIED; status %+v", testwait.Lazy(func() any { return r.Status() }))
 	st := r.Status()
-	if !st.Listed || !store.has("replace 3") {
-		t.Fatalf("not synced by list+watch: %+v, store %v", st, store.log)
-	}
 	if !st.StreamingFallback || st.StreamingFallbackReason == nil ||
 		!strings.Contains(st.StreamingFallbackReason.Error(), "MODIFIED before the initial-events-end bookmark") {
 		t.Errorf("status does not say why the streaming list was given up: %+v", st)
@@ -342,15 +388,37 @@ func TestRelistAfterGoneAsksForAtLeastTheLastResourceVersion(t *testing.T) {
 func TestConnectionRefusedBacksOffAndResumes(t *testing.T) {
 	f := newFixture(t, 1)
 	store := &logStore{}
-	r := f.run(t, store, reflector.Options{})
+	clk := clock.NewFake(time.Unix(1000, 0))
+	r := f.run(t, store, reflector.Options{Clock: clk})
 	testwait.Eventually(t, 10*time.Second, func() bool { return r.Status().State == reflector.StateWatching }, "waiting for the reflector to watch")
 	f.server.stop()
+	// A few backoff rounds against the closed port, on the reflector's clock: each try is
+	// refused, says so, and waits twice as long as the one before (10 ms doubling, no
+	// jitter). The wait after the stream's own end, if it had one, comes first.
+	var refused []time.Duration
 	testwait.Eventually(t, 10*time.Second, func() bool {
-		s := r.Status()
-		return s.State == reflector.StateBackingOff && s.LastError != nil && strings.Contains(s.LastError.Error(), "connection refused")
-	}, "waiting for the reflector to back off after connection refused")
-	time.Sleep(300 * time.Millisecond) // a few backoff rounds against the closed port
+		s, ok := backingOff(r, clk)
+		if !ok {
+			return false
+		}
+		if s.LastError != nil && strings.Contains(s.LastError.Error(), "connection refused") {
+			if refused = append(refused, s.Backoff); len(refused) == 3 {
+				return true // left waiting: the server comes back first
+			}
+		}
+		clk.Step(s.Backoff)
+		return false
+	}, "waiting for three backoffs after connection refused (%v so far); status %+v", testwait.Lazy(func() any { return refused }),
+		testwait.Lazy(func() any { return r.Status() }))
+	for i := 1; i < len(refused); i++ {
+		if refused[i] != 2*refused[i-1] {
+			t.Errorf("backoffs after refused tries %v, want each twice the one before", refused)
+			break
+		}
+	}
+	t.Logf("backoffs after refused tries: %v", refused)
 	f.server = serveOn(t, f.server.addr, f.log.wrap(f.sim))
+	clk.Step(refused[len(refused)-1])
 	f.create(t, "back")
 	testwait.Eventually(t, 10*time.Second, func() bool { return store.has("add back") }, "waiting for add back in the store")
 
@@ -424,34 +492,61 @@ func TestRetryAfterOutlastsTheBackoff(t *testing.T) {
 // A watch that worked for a while and then broke (here: the connection aborted
 // mid-stream) is resumed at once, without a relist; a second failure right after backs
 // off as usual (at least the initial 800 ms).
+//
+// The reflector runs on a fake clock that moves only when the test steps it: a watch
+// that comes while the clock stands still came without a backoff, and the one after the
+// refused watch comes only once the clock has passed the whole backoff. (The first
+// stream is healthy both ways the reflector counts: open for more than a second, and
+// delivering events, the event that breaks it included; TestClassifyWatchEnd checks each
+// rule alone.)
 func TestBrokenHealthyStreamResumesAtOnce(t *testing.T) {
 	f := newFixture(t, 1)
 	store := &logStore{}
-	r := f.run(t, store, reflector.Options{Backoff: reflector.Backoff{Initial: 800 * time.Millisecond, Max: time.Second, Jitter: -1}})
+	clk := clock.NewFake(time.Unix(1000, 0))
+	r := f.run(t, store, reflector.Options{Clock: clk, Backoff: reflector.Backoff{Initial: 800 * time.Millisecond, Max: time.Second, Jitter: -1}})
 	testwait.Eventually(t, 10*time.Second, func() bool { return r.Status().State == reflector.StateWatching }, "waiting for the reflector to watch")
-	time.Sleep(1500 * time.Millisecond) // a healthy stream
+	f.create(t, "flowing")
+	testwait.Eventually(t, 10*time.Second, func() bool { return store.has("add flowing") }, "waiting for add flowing in the store")
+	clk.Step(1500 * time.Millisecond) // a healthy stream: the reflector timed its start before the event
+	var mu sync.Mutex
+	var backoffs []time.Duration // every wait the reflector began from here on
+	r.OnStatus(func(s reflector.Status) {
+		if s.Backoff > 0 {
+			mu.Lock()
+			backoffs = append(backoffs, s.Backoff)
+			mu.Unlock()
+		}
+	})
+	backedOff := func() []time.Duration { mu.Lock(); defer mu.Unlock(); return slices.Clone(backoffs) }
+
 	f.sim.Faults().CutWatches(1, true)
-	cut := time.Now()
 	f.create(t, "breaks-the-stream")
-	testwait.Eventually(t, 10*time.Second, func() bool { _, w := f.log.split(); return len(w) >= 2 }, "waiting for a second watch")
-	_, watches := f.log.split()
-	if gap := watches[1].at.Sub(cut); gap > 500*time.Millisecond {
-		t.Errorf("re-watched %s after the reset of a healthy stream, want at once", gap)
+	testwait.Eventually(t, 10*time.Second, func() bool { _, w := f.log.split(); return len(w) >= 2 || len(backedOff()) > 0 },
+		"waiting for a second watch")
+	if b := backedOff(); len(b) > 0 {
+		t.Fatalf("backed off %v after the reset of a healthy stream, want a watch at once", b)
 	}
 	// The resumed stream delivers an event and breaks too: it worked, so it resumes at
 	// once again; but that new watch is refused, and a refused watch backs off.
 	isWatch := func(r *http.Request) bool { return r.URL.Query().Get("watch") == "1" }
 	f.sim.Faults().FailRequests(1, http.StatusInternalServerError, 0, isWatch)
 	f.create(t, "breaks-it-again")
-	testwait.Eventually(t, 10*time.Second, func() bool { _, w := f.log.split(); return len(w) >= 4 }, "waiting for a fourth watch")
+	var st reflector.Status
+	testwait.Eventually(t, 10*time.Second, func() bool { var ok bool; st, ok = backingOff(r, clk); return ok },
+		"waiting for the backoff after the refused watch; status %+v", testwait.Lazy(func() any { return r.Status() }))
+	if _, w := f.log.split(); len(w) != 3 {
+		t.Errorf("backing off after %d watches, want 3: the first, one at once after each break (the second refused)", len(w))
+	}
+	if d := cmp.Diff([]time.Duration{800 * time.Millisecond}, backedOff()); d != "" {
+		t.Errorf("backoffs since the first break (-want +got): the stream that delivered an event and broke must be re-watched at once, the refused watch back off\n%s", d)
+	}
+	clk.Step(799 * time.Millisecond)
+	if clk.Pending() != 1 {
+		t.Errorf("the backoff after a refused watch ended within 799 ms, want at least 800 ms")
+	}
+	clk.Step(max(0, st.Backoff-799*time.Millisecond))
+	testwait.Eventually(t, 10*time.Second, func() bool { _, w := f.log.split(); return len(w) >= 4 }, "waiting for a fourth watch once the backoff is over")
 	f.sim.Faults().CutWatches(0, false)
-	_, watches = f.log.split()
-	if gap := watches[2].at.Sub(watches[1].at); gap > 500*time.Millisecond {
-		t.Errorf("a stream that delivered an event and broke was re-watched after %s, want at once", gap)
-	}
-	if gap := watches[3].at.Sub(watches[2].at); gap < 700*time.Millisecond {
-		t.Errorf("re-watched %s after a refused watch, want a backoff of at least 800 ms", gap)
-	}
 	if lists, _ := f.log.split(); len(lists) != 1 {
 		t.Errorf("%d lists: a broken stream must resume without a relist", len(lists))
 	}

@@ -3,114 +3,168 @@ package reflector
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 )
 
+// A state is where the reflector's loop is, with what it needs there. step runs one and
+// returns the next; the package doc's table lists every transition, and TestTransitions
+// runs each of its rows against step.
+type state interface {
+	// name is the State that Status reports while the loop is here.
+	name() State
+}
+
+// listing fetches the whole state with a paginated list.
+type listing struct {
+	// relist: the watch could not go on (410, an event lost); ask for at least the last
+	// resourceVersion, or the newest state when that one is gone.
+	relist bool
+}
+
+// streamingList fetches the whole state as a watch that starts with it (sendInitialEvents).
+type streamingList struct{}
+
+// watching streams events into the store, from the last resourceVersion.
+type watching[T object.Object] struct {
+	// open is the stream a streaming list left open (the watch goes on in it); nil opens
+	// a new watch.
+	open listwatch.Stream[T]
+}
+
+// backingOff waits after a failure, then goes back to where it failed.
+type backingOff struct {
+	err  error // the failure (and its Retry-After, if it has one)
+	then state // where the loop goes once the wait is over
+}
+
+func (listing) name() State       { return StateListing }
+func (streamingList) name() State { return StateStreamingList }
+func (watching[T]) name() State   { return StateWatching }
+func (backingOff) name() State    { return StateBackingOff }
+
 // Run lists and watches until ctx ends.
 func (r *Reflector[T]) Run(ctx context.Context) {
 	defer r.setState(StateStopped)
 	bo := backoffState{cfg: r.opts.Backoff}
-	needList, relist := true, false
-	var stream listwatch.Stream[T] // a streaming list hands its open stream to the watch
-	for ctx.Err() == nil {
-		if needList {
-			var err error
-			stream, err = r.initialState(ctx, relist)
-			if err != nil {
-				if ctx.Err() != nil {
-					return
-				}
-				r.fail(err)
-				if !r.backOff(ctx, &bo, err) {
-					return
-				}
-				continue
-			}
-			needList = false
-		}
-		lasted, events, err := r.watch(ctx, stream)
-		stream = nil
-		if ctx.Err() != nil {
-			return
-		}
-		switch afterWatch(err, lasted, events) {
-		case resume:
-			r.log.Debug("watch ended cleanly, resuming", "lasted", lasted, "events", events)
-		case relistNow:
-			r.fail(err)
-			r.opts.Metrics.Relist()
-			r.update(func(st *Status) { st.Relists++ })
-			r.log.Info("relisting", "reason", err, "resourceVersion", r.LastSyncResourceVersion())
-			needList, relist = true, true
-		case resumeNow:
-			r.fail(err)
-			bo.reset()
-			r.log.Info("watch broke, resuming at once", "err", err, "lasted", lasted, "events", events)
-		case backOff:
-			r.fail(err)
-			if !r.backOff(ctx, &bo, err) {
-				return
-			}
-		}
+	for s := r.fetchWhole(false); s != nil; s = r.step(ctx, s, &bo) {
 	}
 }
 
-// initialState lists (or streams the list), and returns the open stream of a streaming
-// list, which the watch continues.
-func (r *Reflector[T]) initialState(ctx context.Context, relist bool) (listwatch.Stream[T], error) {
+// fetchWhole is the state that fetches the whole state: a streaming list while the
+// server does them, else a list.
+func (r *Reflector[T]) fetchWhole(relist bool) state {
 	if r.opts.StreamingList && !r.Status().StreamingFallback {
-		return r.streamList(ctx)
+		return streamingList{}
 	}
-	return nil, r.list(ctx, relist)
+	return listing{relist: relist}
 }
 
-// next is what the loop does once a watch has ended.
-type next int
+// step runs s and returns the next state, or nil once ctx has ended.
+func (r *Reflector[T]) step(ctx context.Context, s state, bo *backoffState) state {
+	if ctx.Err() != nil {
+		return nil
+	}
+	var next state
+	switch s := s.(type) {
+	case listing:
+		next = r.failed(r.list(ctx, s.relist), s)
+	case streamingList:
+		next = r.streamList(ctx)
+	case watching[T]:
+		next = r.afterWatch(r.watch(ctx, s.open), bo)
+	case backingOff:
+		if r.backOff(ctx, bo, s.err) {
+			next = s.then
+		}
+	default:
+		panic(fmt.Sprintf("reflector: no step for %T", s))
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	return next
+}
+
+// failed is the state after a fetch of the whole state: a watch when it worked, else a
+// wait before trying again.
+func (r *Reflector[T]) failed(err error, retry state) state {
+	if err != nil {
+		r.fail(err)
+		return backingOff{err: err, then: retry}
+	}
+	return watching[T]{}
+}
+
+// watchEnd is how a watch ended, as far as the loop is concerned.
+type watchEnd int
 
 const (
-	// resume opens the next watch at once from the last resourceVersion: the server
-	// ended the stream on time.
-	resume next = iota
-	// relistNow lists again: the resourceVersion is compacted away, or an event over
-	// MaxFrameSize was lost (resuming from before it would meet it again). The list
-	// fails and backs off while the object stays too large.
-	relistNow
-	// resumeNow resumes at once and starts any backoff over: a stream that worked (for
-	// a while, or delivered events) and broke (a reset connection, a dead peer noticed
-	// by a ping) is most likely a passing fault. A server that is really down fails the
-	// next attempt quickly, and that one backs off.
-	resumeNow
-	// backOff waits, then resumes.
-	backOff
+	// endedOnTime: the server ended the stream as asked (timeoutSeconds). Resume at once
+	// from the last resourceVersion.
+	endedOnTime watchEnd = iota
+	// mustRelist: the resourceVersion is compacted away, or an event over MaxFrameSize was
+	// lost (resuming from before it would meet it again). The list fails and backs off
+	// while the object stays too large.
+	mustRelist
+	// brokeAfterWorking: a stream that worked (for healthyStream, or delivered events) and
+	// broke (a reset connection, a dead peer noticed by a ping) is most likely a passing
+	// fault. Resume at once and start any backoff over; a server that is really down fails
+	// the next attempt quickly, and that one backs off.
+	brokeAfterWorking
+	// failedEarly: anything else. Back off, then resume.
+	failedEarly
 )
 
-// afterWatch classifies how a watch ended: err is nil for a clean end, lasted is how
-// long the stream was open and events how many it delivered.
-func afterWatch(err error, lasted time.Duration, events int) next {
+// classifyWatchEnd says how a watch ended: err is nil for a clean end, lasted is how long
+// the stream was open and events how many it delivered.
+func classifyWatchEnd(err error, lasted time.Duration, events int) watchEnd {
 	switch {
 	case err == nil:
-		return resume
+		return endedOnTime
 	case object.IsGone(err) || isTooLargeRV(err) || errors.Is(err, listwatch.ErrFrameTooLarge):
-		return relistNow
+		return mustRelist
 	case lasted >= healthyStream || events > 0:
-		return resumeNow
+		return brokeAfterWorking
 	}
-	return backOff
+	return failedEarly
 }
 
 // healthyStream is how long a watch that delivered no event must have lasted for its
-// failure to be retried at once rather than after a backoff: the same second after which
-// a clean end is not suspicious (errShortWatch), and client-go's rule too.
+// failure to be retried at once rather than after a backoff, and for a clean end not to
+// be suspicious (errShortWatch): client-go's rule too.
 const healthyStream = time.Second
+
+// afterWatch is the state after a watch ended as w says.
+func (r *Reflector[T]) afterWatch(w watchResult, bo *backoffState) state {
+	switch classifyWatchEnd(w.err, w.lasted, w.events) {
+	case endedOnTime:
+		r.log.Debug("watch ended cleanly, resuming", "lasted", w.lasted, "events", w.events)
+		return watching[T]{}
+	case mustRelist:
+		r.fail(w.err)
+		r.opts.Metrics.Relist()
+		r.update(func(st *Status) { st.Relists++ })
+		r.log.Info("relisting", "reason", w.err, "resourceVersion", r.LastSyncResourceVersion())
+		return r.fetchWhole(true)
+	case brokeAfterWorking:
+		r.fail(w.err)
+		bo.reset()
+		r.log.Info("watch broke, resuming at once", "err", w.err, "lasted", w.lasted, "events", w.events)
+		return watching[T]{}
+	}
+	r.fail(w.err)
+	return backingOff{err: w.err, then: watching[T]{}}
+}
 
 // backOff waits out the backoff after err (or longer, when the server asked for longer:
 // a 429 or 5xx whose Retry-After outlasted the client's own retries). It returns false
 // if ctx ended first.
 func (r *Reflector[T]) backOff(ctx context.Context, bo *backoffState, err error) bool {
-	d := bo.next(r.clock.Now())
+	d := bo.delay(r.clock.Now())
 	if hint, ok := object.RetryAfter(err); ok && hint > d {
 		d = hint
 	}

@@ -3,6 +3,7 @@ package reflector
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"time"
@@ -22,14 +23,21 @@ func (r *Reflector[T]) watchOptions() listwatch.WatchOptions {
 	}
 }
 
-// errShortWatch is a watch that ended within a second without a single event: a server
-// or proxy refusing watches quickly must not make the reflector hot-loop.
-var errShortWatch = errors.New("watch closed within a second without any event")
+// errShortWatch is a watch that ended within healthyStream without a single event: a
+// server or proxy refusing watches quickly must not make the reflector hot-loop.
+var errShortWatch = fmt.Errorf("watch closed within %v without any event", healthyStream)
 
-// watch streams events into the store until the stream ends, and returns how long the
-// stream was open and how many events it delivered. A nil error means the server ended
-// it cleanly after doing work; anything else is a failure for Run to classify.
-func (r *Reflector[T]) watch(ctx context.Context, w listwatch.Stream[T]) (time.Duration, int, error) {
+// watchResult is how a watch ended: its error (nil for a clean end after doing work),
+// how long the stream was open and how many events it delivered.
+type watchResult struct {
+	err    error
+	lasted time.Duration
+	events int
+}
+
+// watch streams events into the store until the stream ends. w is a stream already open
+// (a streaming list's), or nil to open one from the last resourceVersion.
+func (r *Reflector[T]) watch(ctx context.Context, w listwatch.Stream[T]) watchResult {
 	if w == nil {
 		opts := r.watchOptions()
 		opts.ResourceVersion = r.LastSyncResourceVersion()
@@ -37,7 +45,7 @@ func (r *Reflector[T]) watch(ctx context.Context, w listwatch.Stream[T]) (time.D
 		var err error
 		w, err = r.lw.Watch(ctx, opts)
 		if err != nil {
-			return 0, 0, err
+			return watchResult{err: err}
 		}
 	}
 	defer w.Close()
@@ -49,14 +57,14 @@ func (r *Reflector[T]) watch(ctx context.Context, w listwatch.Stream[T]) (time.D
 	for {
 		ev, err := w.Next()
 		if err != nil {
-			lasted := r.clock.Now().Sub(start)
+			res := watchResult{err: err, lasted: r.clock.Now().Sub(start), events: events}
 			if errors.Is(err, io.EOF) {
-				if events == 0 && lasted < time.Second {
-					return lasted, events, errShortWatch
+				res.err = nil
+				if events == 0 && res.lasted < healthyStream {
+					res.err = errShortWatch
 				}
-				return lasted, events, nil
 			}
-			return lasted, events, err
+			return res
 		}
 		events++
 		r.apply(ev)

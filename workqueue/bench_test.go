@@ -4,14 +4,14 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/kinformer/kinformer/bench/queuebench"
+	"github.com/kinformer/kinformer/internal/queuebench"
 	"github.com/kinformer/kinformer/workqueue"
 )
 
 func BenchmarkThroughput(b *testing.B) {
 	for _, workers := range []int{1, 8, 64} {
 		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
-			queuebench.Throughput(b, workers, func() queuebench.Queue {
+			queuebench.Throughput(b, b.N, workers, func() queuebench.Queue {
 				return workqueue.New(workqueue.Options[int]{})
 			})
 		})
@@ -19,7 +19,7 @@ func BenchmarkThroughput(b *testing.B) {
 }
 
 func BenchmarkAddAfter100kPending(b *testing.B) {
-	queuebench.AddAfterPending(b, 100_000, func() queuebench.DelayingQueue {
+	queuebench.AddAfterPending(b, b.N, 100_000, func() queuebench.DelayingQueue {
 		return workqueue.New(workqueue.Options[int]{})
 	})
 }

@@ -87,6 +87,10 @@ func TestShutDown(t *testing.T) {
 		_, shutdown := q.Get()
 		got <- shutdown
 	}()
+	// Not a clock's wait: Get blocks on a condition variable, and nothing outside the
+	// queue shows that it does, so the sleep only makes it likely that ShutDown finds the
+	// second Get waiting. When it does not, Get sees the shutdown on entry and the test
+	// still passes, as it should: it can only fail when shutdown is not reported.
 	time.Sleep(20 * time.Millisecond)
 	q.ShutDown()
 	if !<-got {
@@ -264,6 +268,8 @@ func TestConcurrentProducersAndWorkers(t *testing.T) {
 				}
 				lastDone[item].Store(tick.Add(1))
 				if w%4 == 0 {
+					// Real time on purpose: a slow worker holds its item while producers
+					// add it again, which is the case the rule is about.
 					time.Sleep(time.Microsecond)
 				}
 				inFlight[item].Add(-1)
@@ -310,6 +316,8 @@ func TestParallelizeUntil(t *testing.T) {
 				break
 			}
 		}
+		// ParallelizeUntil takes no clock: a piece must last long enough in real time
+		// for the workers to overlap, or the peak below would not measure the bound.
 		time.Sleep(time.Millisecond)
 		seen[i].Add(1)
 		running.Add(-1)

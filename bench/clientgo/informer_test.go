@@ -17,7 +17,7 @@ import (
 	restclientwatch "k8s.io/client-go/rest/watch"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/kinformer/kinformer/bench/pipeline"
+	"github.com/kinformer/kinformer/internal/pipelinebench"
 )
 
 // BenchmarkPipeline runs one MODIFIED pod event (the same recorded bytes for both) from
@@ -25,7 +25,7 @@ import (
 // informer and in client-go's SharedIndexInformer, after both have synced.
 func BenchmarkPipeline(b *testing.B) {
 	for _, objects := range []int{1000, 10000} {
-		b.Run(fmt.Sprintf("objects=%d/kinformer", objects), func(b *testing.B) { pipeline.RunInformer(b, objects) })
+		b.Run(fmt.Sprintf("objects=%d/kinformer", objects), func(b *testing.B) { pipelinebench.RunInformer(b, b.N, objects) })
 		b.Run(fmt.Sprintf("objects=%d/client-go", objects), func(b *testing.B) { benchClientGo(b, objects) })
 	}
 }
@@ -35,14 +35,14 @@ func benchClientGo(b *testing.B, objects int) {
 	list.ResourceVersion = "1"
 	for i := range objects {
 		var p corev1.Pod
-		if err := runtime.DecodeInto(scheme.Codecs.UniversalDecoder(), []byte(pipeline.PodJSON(i, 1)), &p); err != nil {
+		if err := runtime.DecodeInto(scheme.Codecs.UniversalDecoder(), []byte(pipelinebench.PodJSON(i, 1)), &p); err != nil {
 			b.Fatal(err)
 		}
 		list.Items = append(list.Items, p)
 	}
 	var stream bytes.Buffer
 	for i := range b.N {
-		fmt.Fprintf(&stream, `{"type":"MODIFIED","object":%s}`+"\n", pipeline.PodJSON(i%objects, i+2))
+		fmt.Fprintf(&stream, `{"type":"MODIFIED","object":%s}`+"\n", pipelinebench.PodJSON(i%objects, i+2))
 	}
 	start := make(chan struct{})
 	served := false

@@ -6,7 +6,7 @@ import (
 
 	cgworkqueue "k8s.io/client-go/util/workqueue"
 
-	"github.com/kinformer/kinformer/bench/queuebench"
+	"github.com/kinformer/kinformer/internal/queuebench"
 	"github.com/kinformer/kinformer/workqueue"
 )
 
@@ -41,7 +41,7 @@ func BenchmarkThroughput(b *testing.B) {
 	for _, workers := range []int{1, 8, 64} {
 		for _, impl := range impls() {
 			b.Run(fmt.Sprintf("workers=%d/%s", workers, impl.name), func(b *testing.B) {
-				queuebench.Throughput(b, workers, impl.queue)
+				queuebench.Throughput(b, b.N, workers, impl.queue)
 			})
 		}
 	}
@@ -50,7 +50,7 @@ func BenchmarkThroughput(b *testing.B) {
 func BenchmarkAddAfter100kPending(b *testing.B) {
 	for _, impl := range impls() {
 		b.Run(impl.name, func(b *testing.B) {
-			queuebench.AddAfterPending(b, 100_000, impl.delaying)
+			queuebench.AddAfterPending(b, b.N, 100_000, impl.delaying)
 		})
 	}
 }

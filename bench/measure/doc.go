@@ -1,7 +1,7 @@
 // Package measure is the measuring half of the end-to-end list/watch benchmark's runners:
-// bench/cmd/kinformer-runner (kinformer) and bench/clientgo/cmd/benchrunner (client-go's
-// shared informer, in its own module so the engine's go.mod never names k8s.io). Each
-// runner only builds its engine's informer behind the Engine interface; the flags, the
+// bench/cmd/kinformer-runner (kinformer) and bench/clientgo/cmd/clientgo-runner
+// (client-go's shared informer, in its own module so the engine's go.mod never names
+// k8s.io). Each runner only builds its engine's informer behind the Engine interface; the flags, the
 // handlers, the clocks, the counters, the statistics and the JSON result line are all
 // this package's, so a difference between the two results comes from the engines and not
 // from two ways of measuring. It imports only the standard library.

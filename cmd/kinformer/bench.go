@@ -2,34 +2,37 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
-
 	"runtime"
 	"time"
 
 	"github.com/kinformer/kinformer/bench/measure"
 )
 
-const benchUsage = "usage: kinformer bench sync RESOURCE [-n NS | -A] [-l SELECTOR] [--kubeconfig FILE] [--streaming-list] [--json]"
+func benchSyncCommand() command {
+	return command{name: "bench sync", synopsis: "RESOURCE " + targetFlags + " [--json]",
+		does: "time an informer's sync of RESOURCE and weigh its cache (heap per object after GC, peak RSS), " +
+			"against any cluster",
+		run: runBench}
+}
 
 // runBench measures, against any cluster, what `make bench` measures against the stream
 // server: how long an informer of RESOURCE takes to sync, and what its cache costs.
 // Objects are cached as object.Raw (any resource), managedFields stripped.
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	began := time.Now()
+	cmd := benchSyncCommand()
 	if len(args) == 0 || args[0] != "sync" {
-		return usageError{benchUsage}
+		return cmd.usageError()
 	}
-	fs := flag.NewFlagSet("bench sync", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cmd.flagSet(stderr)
 	var t target
 	t.flags(fs)
 	asJSON := fs.Bool("json", false, "print the result as one JSON line (bench/measure.Result)")
 	before := measure.HeapAfterGC()
 	cpu := measure.CPUTime()
-	s, err := t.open(ctx, fs, args[1:], benchUsage)
+	s, err := t.open(ctx, fs, args[1:], cmd.usageError())
 	if err != nil {
 		return err
 	}

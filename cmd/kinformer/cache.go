@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -27,15 +26,24 @@ func entryOf(o *object.Raw) cacheEntry {
 	return cacheEntry{Namespace: o.Namespace, Name: o.Name, UID: o.UID, ResourceVersion: o.ResourceVersion}
 }
 
+func cacheCommand(sub string) command {
+	c := command{name: "cache " + sub, synopsis: "RESOURCE " + targetFlags, run: runCache,
+		does: "sync an informer of RESOURCE and print its cache as sorted JSON lines (namespace, name, uid, resourceVersion)"}
+	if sub == "verify" {
+		c.does = "sync an informer of RESOURCE and compare its cache with a fresh consistent list (exit 1 on any difference)"
+	}
+	return c
+}
+
 func runCache(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || (args[0] != "dump" && args[0] != "verify") {
-		return usageError{"usage: kinformer cache dump|verify RESOURCE [-n NS | -A] [-l SELECTOR] [--kubeconfig FILE]"}
+		return usageError{cacheCommand("dump").usageLine() + "\n" + cacheCommand("verify").usageLine()}
 	}
-	fs := flag.NewFlagSet("cache "+args[0], flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	cmd := cacheCommand(args[0])
+	fs := cmd.flagSet(stderr)
 	var t target
 	t.flags(fs)
-	s, err := t.open(ctx, fs, args[1:], "usage: kinformer cache "+args[0]+" RESOURCE [-n NS | -A] [-l SELECTOR] [--kubeconfig FILE]")
+	s, err := t.open(ctx, fs, args[1:], cmd.usageError())
 	if err != nil {
 		return err
 	}

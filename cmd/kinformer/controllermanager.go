@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -18,7 +17,7 @@ import (
 	"github.com/kinformer/kinformer/listwatch"
 )
 
-const controllerManagerUsage = "usage: kinformer controller-manager --kubeconfig FILE [--controllers " +
+const controllerManagerUsage = "usage: kinformer controller-manager --kubeconfig FILE [--context NAME] [--controllers " +
 	"replicaset,deployment] [--workers 5] [--resync-period 5m] [--secure-port 10257] [--bind-address 0.0.0.0] " +
 	"[--tls-cert-file FILE --tls-private-key-file FILE] [--metrics-addr 127.0.0.1:10258] [--leader-elect] " +
 	"[--leader-elect-namespace kube-system] [--leader-elect-id NAME] [--lease-duration 15s] " +
@@ -51,8 +50,7 @@ type controllerManagerFlags struct {
 
 // parse reads args into f; it returns a usage error for positional arguments.
 func (f *controllerManagerFlags) parse(args []string, stderr io.Writer) error {
-	fs := flag.NewFlagSet("controller-manager", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := controllerManagerCommand().flagSet(stderr)
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
 	fs.StringVar(&f.context, "context", "", "kubeconfig context")
 	fs.StringVar(&f.controllers, "controllers", strings.Join(manager.Known(), ","), "controllers to run")

@@ -3,43 +3,44 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/kinformer/kinformer/apisim"
+	"github.com/kinformer/kinformer/clock"
 	"github.com/kinformer/kinformer/controllers/manager"
 	"github.com/kinformer/kinformer/fakekubelet"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 )
 
+func demoCommand() command {
+	return command{name: "demo", synopsis: "[--kubeconfig FILE] [--context NAME] [--ready-after 400ms] [--timeout 2m] [--plain] [-v]",
+		does: "tell a rollout story (create a Deployment, scale it, roll out, pause, resume, roll back, delete it) " +
+			"with this engine's controllers and a fake kubelet doing the work, and a live view of the informers, " +
+			"queues and ReplicaSets; on a simulated apiserver in this process, or with --kubeconfig in a namespace " +
+			"of a cluster that it creates and deletes",
+		run: runDemo}
+}
+
 // runDemo tells the demo's story: a Deployment created, scaled, rolled out, paused and
 // resumed, rolled back and deleted, with the controllers of this engine doing the work
 // and a live view of what flows through it. Without --kubeconfig everything runs in this
 // process: the simulated apiserver, the controller manager and the fake kubelet.
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	kubeconfig := fs.String("kubeconfig", "", "run the story against this cluster, in a namespace it creates and deletes")
-	kubeContext := fs.String("context", "", "kubeconfig context")
-	readyAfter := fs.Duration("ready-after", 400*time.Millisecond, "how long a pod takes to become ready (fake kubelet)")
-	timeout := fs.Duration("timeout", 2*time.Minute, "give up when the story takes longer")
-	plain := fs.Bool("plain", false, "print periodic lines even on a terminal")
-	verbose := fs.Bool("v", false, "log what the controllers do (to stderr)")
-	if pos, err := parseInterspersed(fs, args); err != nil {
+	var f demoFlags
+	if err := f.parse(args, stderr); err != nil {
 		return err
-	} else if len(pos) != 0 {
-		return usageError{"usage: kinformer demo [--kubeconfig FILE] [--ready-after 400ms] [--plain]"}
 	}
-	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
 
-	env, err := demoEnvironment(ctx, *kubeconfig, *kubeContext)
+	env, err := demoEnvironment(ctx, f.kubeconfig, f.context)
 	if err != nil {
 		return err
 	}
@@ -49,51 +50,103 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	runCtx, stopRun := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer func() { stopRun(); wg.Wait() }()
-	var m *manager.Manager
-	if env.runControllers {
-		opts := manager.Options{Client: env.client, Namespace: env.namespace, Workers: 2}
-		if *verbose {
-			opts.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-		}
-		if m, err = manager.New(runCtx, opts); err != nil {
-			return err
-		}
-		wg.Add(1)
-		go func() { defer wg.Done(); _ = m.Run(runCtx) }()
-	} else {
-		fmt.Fprintln(stdout, "kinformer demo: a kube-controller-manager runs in this cluster: it does the work, and the view shows it through this engine's informers")
-	}
-	if env.runKubelet {
-		// The demo's node is its own, named after its namespace, and goes with it: left
-		// behind, it would be taken for a node by the next demo's hasNodes.
-		k, err := fakekubelet.New(fakekubelet.Options{Client: env.client, Namespace: env.namespace, ReadyAfter: *readyAfter,
-			NodeName: env.namespace, DeleteNodeOnExit: true})
-		if err != nil {
-			return err
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := k.Run(runCtx); err != nil {
-				fmt.Fprintln(stderr, "kinformer demo: fake kubelet:", err)
-			}
-		}()
-	}
-	v, err := newView(runCtx, env, m, stdout, !*plain && isTerminal(stdout))
+	m, err := startDemoManager(runCtx, &wg, env, f.verbose, stdout, stderr)
 	if err != nil {
 		return err
 	}
-	wg.Add(1)
-	go func() { defer wg.Done(); v.run(runCtx) }()
-	if err := v.waitForSync(ctx); err != nil {
+	if err := startDemoKubelet(runCtx, &wg, env, f.readyAfter, stderr); err != nil {
 		return err
 	}
-	err = tellStory(ctx, env, v)
+	data, stopData, err := newEngineData(runCtx, env, m, clock.Real{})
+	if err != nil {
+		return err
+	}
+	defer stopData()
+	v := newView(stdout, !f.plain && isTerminal(stdout), clock.Real{}, data.sample)
+	wg.Add(1)
+	go func() { defer wg.Done(); v.run(runCtx) }()
+	if err := data.caches.waitForSync(ctx); err != nil {
+		return err
+	}
+	err = tellStory(ctx, env, data.caches, v)
 	v.stop()
 	if err != nil {
 		return fmt.Errorf("the story stopped: %w", err)
 	}
+	if missing := data.counters.missing(); len(missing) > 0 {
+		return fmt.Errorf("the view found no %s in the engine's metrics, although the story made the engine count them: "+
+			"renamed?", strings.Join(missing, ", "))
+	}
 	fmt.Fprintln(stdout, "kinformer demo: done")
+	return nil
+}
+
+// demoFlags are the command line of demo.
+type demoFlags struct {
+	kubeconfig, context string
+	readyAfter, timeout time.Duration
+	plain, verbose      bool
+}
+
+// parse reads args into f; it returns a usage error for positional arguments.
+func (f *demoFlags) parse(args []string, stderr io.Writer) error {
+	cmd := demoCommand()
+	fs := cmd.flagSet(stderr)
+	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "run the story against this cluster, in a namespace it creates and deletes")
+	fs.StringVar(&f.context, "context", "", "kubeconfig context")
+	fs.DurationVar(&f.readyAfter, "ready-after", 400*time.Millisecond, "how long a pod takes to become ready (fake kubelet)")
+	fs.DurationVar(&f.timeout, "timeout", 2*time.Minute, "give up when the story takes longer")
+	fs.BoolVar(&f.plain, "plain", false, "print periodic lines even on a terminal")
+	fs.BoolVar(&f.verbose, "v", false, "log what the controllers do (to stderr)")
+	if pos, err := parseInterspersed(fs, args); err != nil {
+		return err
+	} else if len(pos) != 0 {
+		return cmd.usageError()
+	}
+	return nil
+}
+
+// startDemoManager runs this engine's controller manager, counted in wg, and returns
+// it; when the cluster's own controller manager does the work, it says so and returns
+// nil.
+func startDemoManager(ctx context.Context, wg *sync.WaitGroup, env *demoEnv, verbose bool, stdout, stderr io.Writer) (*manager.Manager, error) {
+	if !env.runControllers {
+		fmt.Fprintln(stdout, "kinformer demo: a kube-controller-manager runs in this cluster: it does the work, and the view shows it through this engine's informers")
+		return nil, nil
+	}
+	opts := manager.Options{Client: env.client, Namespace: env.namespace, Workers: 2}
+	if verbose {
+		opts.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
+	m, err := manager.New(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	wg.Add(1)
+	go func() { defer wg.Done(); _ = m.Run(ctx) }()
+	return m, nil
+}
+
+// startDemoKubelet runs the fake kubelet, counted in wg, unless the cluster has nodes of
+// its own.
+func startDemoKubelet(ctx context.Context, wg *sync.WaitGroup, env *demoEnv, readyAfter time.Duration, stderr io.Writer) error {
+	if !env.runKubelet {
+		return nil
+	}
+	// The demo's node is its own, named after its namespace, and goes with it: left
+	// behind, it would be taken for a node by the next demo's hasNodes.
+	k, err := fakekubelet.New(fakekubelet.Options{Client: env.client, Namespace: env.namespace, ReadyAfter: readyAfter,
+		NodeName: env.namespace, DeleteNodeOnExit: true})
+	if err != nil {
+		return err
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := k.Run(ctx); err != nil {
+			fmt.Fprintln(stderr, "kinformer demo: fake kubelet:", err)
+		}
+	}()
 	return nil
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -19,37 +18,24 @@ import (
 // become ready: images no registry has.
 const defaultNeverReady = ":nonexistent,:404"
 
+func fakeKubeletCommand() command {
+	return command{name: "fake-kubelet",
+		synopsis: "[--kubeconfig FILE] [--context NAME] [--ready-after 1s] [--never-ready-image SUBSTRING ...] " +
+			"[--node-name fake-node] [--workers 2] [--capacity NAME=QUANTITY ...] [--allocatable NAME=QUANTITY ...] " +
+			"[--delete-node-on-exit]",
+		does: "register a fake Node, bind pods to it and report them running and ready (never ready for the " +
+			"--never-ready-image ones), so that rollouts progress on a cluster without nodes",
+		run: runFakeKubelet}
+}
+
 // runFakeKubelet binds pods to one fake node and reports them running and ready, so
 // controllers' rollouts progress on a cluster without nodes (see package fakekubelet).
 func runFakeKubelet(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("fake-kubelet", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
-	kcontext := fs.String("context", "", "kubeconfig context")
-	readyAfter := fs.Duration("ready-after", time.Second, "how long a pod takes from being bound to ready (0: at once)")
-	nodeName := fs.String("node-name", "fake-node", "the node pods are bound to")
-	workers := fs.Int("workers", 2, "how many pods are handled at once")
-	var neverReady patterns
-	fs.Var(&neverReady, "never-ready-image", "a pod with an image containing this never becomes ready (repeatable, or comma-separated; default "+defaultNeverReady+")")
-	capacity, allocatable := resources{}, resources{}
-	fs.Var(capacity, "capacity", "the node's capacity, NAME=QUANTITY (repeatable, or comma-separated); names not given keep their default (cpu=32,memory=256Gi,pods=110)")
-	fs.Var(allocatable, "allocatable", "what of the capacity pods may use, NAME=QUANTITY (repeatable, or comma-separated; default: the capacity)")
-	deleteNode := fs.Bool("delete-node-on-exit", false, "delete the Node and its Lease on exit (by default they stay, as a stopped kubelet's do)")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
+	var f fakeKubeletFlags
+	if err := f.parse(args, stderr); err != nil {
 		return err
 	}
-	if len(pos) > 0 {
-		return usageError{"usage: kinformer fake-kubelet [--kubeconfig FILE] [--context NAME] [--ready-after 1s] [--never-ready-image SUBSTRING] [--node-name fake-node] [--workers 2] [--capacity cpu=32,memory=256Gi,pods=110] [--allocatable NAME=QUANTITY] [--delete-node-on-exit]"}
-	}
-	if !neverReady.set {
-		_ = neverReady.Set(defaultNeverReady)
-	}
-	if *readyAfter <= 0 {
-		*readyAfter = -1 // fakekubelet reads 0 as "the default"; negative is "at once"
-	}
-
-	cfg, err := listwatch.LoadKubeconfig(listwatch.LoadOptions{Path: *kubeconfig, Context: *kcontext})
+	cfg, err := listwatch.LoadKubeconfig(listwatch.LoadOptions{Path: f.kubeconfig, Context: f.context})
 	if err != nil {
 		return err
 	}
@@ -58,31 +44,89 @@ func runFakeKubelet(ctx context.Context, args []string, stdout, stderr io.Writer
 		return err
 	}
 	defer client.CloseIdleConnections()
-	var logMu sync.Mutex // workers log concurrently
-	k, err := fakekubelet.New(fakekubelet.Options{
-		Client: client, NodeName: *nodeName, ReadyAfter: *readyAfter, NeverReadyImages: neverReady.list, Workers: *workers,
-		Capacity: capacity, Allocatable: allocatable, DeleteNodeOnExit: *deleteNode,
-		Logf: func(format string, args ...any) {
-			logMu.Lock()
-			defer logMu.Unlock()
-			fmt.Fprintf(stderr, format+"\n", args...)
-		},
-	})
+	k, err := fakekubelet.New(f.options(client, stderr))
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	fmt.Fprintf(stdout, "fake kubelet: binding pods to node %s at %s, ready after %v, never ready: %q\n",
-		*nodeName, cfg.Host, max(*readyAfter, 0), neverReady.list)
-	onExit := "left in place on exit"
-	if *deleteNode {
-		onExit = "deleted on exit"
-	}
-	fmt.Fprintf(stdout, "fake kubelet: node %s: capacity %s, Lease %s/%s renewed every 10s, %s\n",
-		*nodeName, capacity.over(fakekubelet.DefaultCapacity()), "kube-node-lease", *nodeName, onExit)
+	f.announce(stdout, cfg.Host)
 	if err := k.Run(ctx); err != nil {
 		return explain(err, cfg.Host)
 	}
 	return nil
+}
+
+// fakeKubeletFlags are the command line of fake-kubelet.
+type fakeKubeletFlags struct {
+	kubeconfig, context   string
+	readyAfter            time.Duration
+	nodeName              string
+	workers               int
+	neverReady            patterns
+	capacity, allocatable resources
+	deleteNode            bool
+}
+
+// parse reads args into f, with the defaults in the terms of package fakekubelet; it
+// returns a usage error for positional arguments.
+func (f *fakeKubeletFlags) parse(args []string, stderr io.Writer) error {
+	fs := fakeKubeletCommand().flagSet(stderr)
+	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
+	fs.StringVar(&f.context, "context", "", "kubeconfig context")
+	fs.DurationVar(&f.readyAfter, "ready-after", time.Second, "how long a pod takes from being bound to ready (0: at once)")
+	fs.StringVar(&f.nodeName, "node-name", "fake-node", "the node pods are bound to")
+	fs.IntVar(&f.workers, "workers", 2, "how many pods are handled at once")
+	fs.Var(&f.neverReady, "never-ready-image", "a pod with an image containing this never becomes ready (repeatable, or comma-separated; default "+defaultNeverReady+")")
+	f.capacity, f.allocatable = resources{}, resources{}
+	fs.Var(f.capacity, "capacity", "the node's capacity, NAME=QUANTITY (repeatable, or comma-separated); names not given keep their default (cpu=32,memory=256Gi,pods=110)")
+	fs.Var(f.allocatable, "allocatable", "what of the capacity pods may use, NAME=QUANTITY (repeatable, or comma-separated; default: the capacity)")
+	fs.BoolVar(&f.deleteNode, "delete-node-on-exit", false, "delete the Node and its Lease on exit (by default they stay, as a stopped kubelet's do)")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return fakeKubeletCommand().usageError()
+	}
+	if !f.neverReady.set {
+		_ = f.neverReady.Set(defaultNeverReady)
+	}
+	if f.readyAfter <= 0 {
+		f.readyAfter = -1 // fakekubelet reads 0 as "the default"; negative is "at once"
+	}
+	return nil
+}
+
+// options are the fake kubelet's options from f, on client, logging to stderr.
+func (f *fakeKubeletFlags) options(client *listwatch.Client, stderr io.Writer) fakekubelet.Options {
+	return fakekubelet.Options{
+		Client: client, NodeName: f.nodeName, ReadyAfter: f.readyAfter, NeverReadyImages: f.neverReady.list, Workers: f.workers,
+		Capacity: f.capacity, Allocatable: f.allocatable, DeleteNodeOnExit: f.deleteNode,
+		Logf: lineLogger(stderr),
+	}
+}
+
+// lineLogger writes each message on a line of its own to w. The fake kubelet's workers
+// log concurrently: a lock keeps their lines whole.
+func lineLogger(w io.Writer) func(format string, args ...any) {
+	var mu sync.Mutex
+	return func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(w, format+"\n", args...)
+	}
+}
+
+// announce tells what the fake kubelet does on host: which node it binds pods to, when
+// they become ready, and what becomes of the node on exit.
+func (f *fakeKubeletFlags) announce(stdout io.Writer, host string) {
+	fmt.Fprintf(stdout, "fake kubelet: binding pods to node %s at %s, ready after %v, never ready: %q\n",
+		f.nodeName, host, max(f.readyAfter, 0), f.neverReady.list)
+	onExit := "left in place on exit"
+	if f.deleteNode {
+		onExit = "deleted on exit"
+	}
+	fmt.Fprintf(stdout, "fake kubelet: node %s: capacity %s, Lease %s/%s renewed every 10s, %s\n",
+		f.nodeName, f.capacity.over(fakekubelet.DefaultCapacity()), "kube-node-lease", f.nodeName, onExit)
 }
 
 // patterns is a repeatable flag whose values may also be comma-separated lists.

@@ -127,18 +127,25 @@ func TestWatchErrors(t *testing.T) {
 }
 
 // The demo tells its whole story on the simulator and exits cleanly; piped, it prints
-// each chapter and periodic summary lines.
+// each chapter and periodic summary lines, the last one before its last line.
 func TestDemoRuns(t *testing.T) {
 	leakcheck.Check(t)
 	var out, errOut logbuf.Buffer
 	if err := run(context.Background(), []string{"demo", "--ready-after", "100ms", "--timeout", "60s"}, &out, &errOut); err != nil {
 		t.Fatalf("%v\n%s\n%s", err, out.String(), errOut.String())
 	}
+	printed := out.String()
 	for _, want := range []string{"✓ 1/8 create Deployment web", "✓ 5/8 pause halfway", "✓ 7/8 roll back", "✓ 8/8 delete Deployment web",
-		"web rev ", "events/s deploy", "kinformer demo: done"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("demo output lacks %q:\n%s", want, out.String())
+		"web rev ", "events/s deploy", " retries ", " stale "} {
+		if !strings.Contains(printed, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, printed)
 		}
+	}
+	if strings.Contains(printed, "metrics:") || strings.Contains(printed, "?") {
+		t.Errorf("the view could not read the engine's counters:\n%s", printed)
+	}
+	if !strings.HasSuffix(printed, "\nkinformer demo: done\n") {
+		t.Errorf("the demo's output does not end with its last line:\n%s", printed)
 	}
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -10,9 +9,15 @@ import (
 	"github.com/kinformer/kinformer/apisim"
 )
 
+func simCommand() command {
+	return command{name: "sim", synopsis: "[--addr 127.0.0.1:0] [--kubeconfig-out FILE] [--token TOKEN] " +
+		"[--bookmark-interval 5s] [--history 10000]",
+		does: "serve the simulated apiserver until interrupted; --kubeconfig-out writes a kubeconfig for it",
+		run:  runSim}
+}
+
 func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := simCommand().flagSet(stderr)
 	addr := fs.String("addr", "127.0.0.1:0", "address to listen on")
 	out := fs.String("kubeconfig-out", "", "write a kubeconfig for the simulator to this file")
 	token := fs.String("token", "", "require this bearer token")

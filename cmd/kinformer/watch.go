@@ -78,13 +78,13 @@ func (s *session) start(ctx context.Context, progress io.Writer) (stop func(), e
 
 // open parses the arguments and builds the client and an informer of raw objects for the
 // one resource named.
-func (t *target) open(ctx context.Context, fs *flag.FlagSet, args []string, usage string) (*session, error) {
+func (t *target) open(ctx context.Context, fs *flag.FlagSet, args []string, usage usageError) (*session, error) {
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return nil, err
 	}
 	if len(pos) != 1 {
-		return nil, usageError{usage}
+		return nil, usage
 	}
 	if t.selector != "" {
 		if _, err := object.ParseSelector(t.selector); err != nil {
@@ -130,14 +130,21 @@ func (t *target) open(ctx context.Context, fs *flag.FlagSet, args []string, usag
 	return &session{factory: f, inf: inf, res: listwatch.For[*object.Raw](c, info, ns), host: cfg.Host, trace: t.trace}, nil
 }
 
+func watchCommand() command {
+	return command{name: "watch", synopsis: "RESOURCE " + targetFlags + " [--trace [--trace-every 100]]",
+		does: "run an informer of RESOURCE and print what its handler receives (ADD, UPDATE, DELETE, key, " +
+			"resourceVersion); with --trace, also the time sampled events spent in each stage of the pipeline",
+		run: runWatch}
+}
+
 func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("watch", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	cmd := watchCommand()
+	fs := cmd.flagSet(stderr)
 	var t target
 	t.flags(fs)
 	t.trace = &tracing{}
 	t.trace.flags(fs)
-	s, err := t.open(ctx, fs, args, "usage: kinformer watch RESOURCE [-n NS | -A] [-l SELECTOR] [--kubeconfig FILE] [--trace [--trace-every N]]")
+	s, err := t.open(ctx, fs, args, cmd.usageError())
 	if err != nil {
 		return err
 	}

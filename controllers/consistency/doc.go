@@ -10,8 +10,8 @@
 // works from the state before it, and writes again, or decides from an old status. So
 // the controller records each write's answer (WroteAt) and starts each sync with Ready:
 // while a cache is behind, Ready returns a *StaleError and the sync is skipped and
-// retried (controllers.Loop requeues it with the key's rate limit, as kube-controller-
-// manager does, and counts it in kinformer_controller_stale_syncs_total).
+// retried (controllers.WorkerPool requeues it with the key's rate limit, as
+// kube-controller-manager does, and counts it in kinformer_controller_stale_syncs_total).
 //
 // resourceVersions are compared as Kubernetes allows since 1.35 (KEP-5504,
 // object.CompareResourceVersion), against each informer's LastStoreSyncResourceVersion,

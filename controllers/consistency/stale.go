@@ -3,8 +3,8 @@ package consistency
 import "fmt"
 
 // StaleError is Ready's answer while a cache has not seen one of the owner's writes.
-// controllers.Loop recognises it (errors.As): it requeues the key with its rate limit
-// and counts a stale sync rather than a failed one.
+// controllers.WorkerPool recognises it (errors.As): it requeues the key with its rate
+// limit and counts a stale sync rather than a failed one.
 type StaleError struct {
 	Owner    string // the owner's key
 	Resource string // the cache that is behind

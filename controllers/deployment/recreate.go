@@ -2,14 +2,14 @@ package deployment
 
 import "github.com/kinformer/kinformer/object"
 
-// rolloutRecreate replaces all pods at once: every old ReplicaSet goes to zero, and only
-// when none of their pods is left does the new ReplicaSet (created only then) scale up,
-// so old and new pods never run together.
+// rolloutRecreate replaces all pods at once: after the revision step, every old
+// ReplicaSet goes to zero, and only when none of their pods is left does the new
+// ReplicaSet (created only then) scale up, so old and new pods never run together.
 func (r *rollout) rolloutRecreate() error {
-	newRS, olds, err := r.replicaSets(false)
-	if err != nil {
+	if err := r.syncRevision(); err != nil {
 		return err
 	}
+	newRS, olds := r.newRS, r.olds
 	all := withNew(olds, newRS)
 	scaledDown := false
 	for _, rs := range active(olds) {
@@ -22,16 +22,17 @@ func (r *rollout) rolloutRecreate() error {
 		return r.syncRolloutStatus(all, newRS)
 	}
 	if newRS == nil {
-		if newRS, olds, err = r.replicaSets(true); err != nil {
+		if err := r.createNewRS(); err != nil {
 			return err
 		}
+		newRS = r.newRS
 		all = withNew(olds, newRS)
 	}
 	if _, _, err := r.scaleRS(newRS, replicasOf(r.d)); err != nil {
 		return err
 	}
 	if complete(r.d, &r.d.Status) {
-		if err := r.cleanup(olds); err != nil {
+		if err := r.cleanupHistory(olds); err != nil {
 			return err
 		}
 	}
@@ -48,7 +49,7 @@ func (r *rollout) oldPodsRunning(newRS *object.ReplicaSet, olds []*object.Replic
 	for _, rs := range olds {
 		oldUIDs[rs.UID] = true
 	}
-	for _, p := range r.dc.podsIn(r.d.Namespace) {
+	for _, p := range r.dc.cachedPods(r.d.Namespace) {
 		ref := object.ControllerRef(&p.ObjectMeta)
 		if ref == nil || !oldUIDs[ref.UID] || newRS != nil && ref.UID == newRS.UID {
 			continue

@@ -6,14 +6,20 @@ import (
 	"github.com/kinformer/kinformer/object"
 )
 
-// rolloutRolling moves one step of a rolling update: scale the new ReplicaSet up as far
-// as maxSurge allows; if it could not grow, scale old ones down as far as maxUnavailable
-// allows (unhealthy replicas first); once complete, clean up history.
+// rolloutRolling moves one step of a rolling update: bring the revisions up to date and
+// create the new ReplicaSet if there is none; scale it up as far as maxSurge allows; if
+// it could not grow, scale old ones down as far as maxUnavailable allows (unhealthy
+// replicas first); once complete, clean up history; write the status.
 func (r *rollout) rolloutRolling() error {
-	newRS, olds, err := r.replicaSets(true)
-	if err != nil {
+	if err := r.syncRevision(); err != nil {
 		return err
 	}
+	if r.newRS == nil {
+		if err := r.createNewRS(); err != nil {
+			return err
+		}
+	}
+	newRS, olds := r.newRS, r.olds
 	all := withNew(olds, newRS)
 	scaledUp, err := r.reconcileNewRS(all, newRS)
 	if err != nil {
@@ -30,7 +36,7 @@ func (r *rollout) rolloutRolling() error {
 		return r.syncRolloutStatus(all, newRS)
 	}
 	if complete(r.d, &r.d.Status) {
-		if err := r.cleanup(olds); err != nil {
+		if err := r.cleanupHistory(olds); err != nil {
 			return err
 		}
 	}
@@ -79,7 +85,7 @@ func (r *rollout) reconcileOldRSs(all, olds []*object.ReplicaSet, newRS *object.
 	if maxScaledDown <= 0 {
 		return false, nil
 	}
-	cleaned, err := r.cleanupUnhealthy(olds, maxScaledDown)
+	cleaned, err := r.scaleDownUnhealthy(olds, maxScaledDown)
 	if err != nil {
 		return false, err
 	}
@@ -90,10 +96,10 @@ func (r *rollout) reconcileOldRSs(all, olds []*object.ReplicaSet, newRS *object.
 	return cleaned+scaled > 0, nil
 }
 
-// cleanupUnhealthy removes old replicas that are not available, oldest ReplicaSet
+// scaleDownUnhealthy removes old replicas that are not available, oldest ReplicaSet
 // first, up to limit: they cost no availability, and left alone they would block the
 // rollout until it times out. olds is updated with the ReplicaSets as written.
-func (r *rollout) cleanupUnhealthy(olds []*object.ReplicaSet, limit int32) (int32, error) {
+func (r *rollout) scaleDownUnhealthy(olds []*object.ReplicaSet, limit int32) (int32, error) {
 	slices.SortFunc(olds, byAge)
 	var total int32
 	for i, rs := range olds {

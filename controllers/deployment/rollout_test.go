@@ -13,19 +13,20 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/kinformer/kinformer/controllers"
 	"github.com/kinformer/kinformer/object"
-	"github.com/kinformer/kinformer/workqueue"
 )
 
-// recorder is a writer that applies writes to ReplicaSets in memory and records them as
-// "create NAME N", "scale NAME A→B", "delete NAME".
-type recorder struct {
-	rss     map[string]*object.ReplicaSet
-	actions []string
-	status  []object.DeploymentStatus
+// recordingWriter is a writer that applies writes to ReplicaSets in memory and records
+// them as "create NAME N", "scale NAME A→B", "delete NAME", and the statuses written.
+type recordingWriter struct {
+	rss      map[string]*object.ReplicaSet
+	actions  []string
+	status   []object.DeploymentStatus
+	revision string // the Deployment's revision annotation, as last written
 }
 
-func (w *recorder) createRS(_ context.Context, rs *object.ReplicaSet) (*object.ReplicaSet, error) {
+func (w *recordingWriter) createRS(_ context.Context, rs *object.ReplicaSet) (*object.ReplicaSet, error) {
 	cp := object.DeepCopy(rs)
 	cp.UID = "uid-" + rs.Name
 	w.rss[rs.Name] = cp
@@ -33,7 +34,7 @@ func (w *recorder) createRS(_ context.Context, rs *object.ReplicaSet) (*object.R
 	return cp, nil
 }
 
-func (w *recorder) patchRS(_ context.Context, _, name string, patch []byte) (*object.ReplicaSet, error) {
+func (w *recordingWriter) patchRS(_ context.Context, _, name string, patch []byte) (*object.ReplicaSet, error) {
 	var p struct {
 		Metadata struct{ Annotations map[string]string }
 		Spec     struct{ Replicas *int32 }
@@ -56,19 +57,24 @@ func (w *recorder) patchRS(_ context.Context, _, name string, patch []byte) (*ob
 	return cp, nil
 }
 
-func (w *recorder) deleteRS(_ context.Context, _, name, _ string) error {
+func (w *recordingWriter) deleteRS(_ context.Context, _, name, _ string) error {
 	w.actions = append(w.actions, "delete "+name)
 	delete(w.rss, name)
 	return nil
 }
 
-func (w *recorder) patchDeployment(_ context.Context, _, _, sub string, patch []byte) error {
+func (w *recordingWriter) patchDeployment(_ context.Context, _, _, sub string, patch []byte) error {
+	var p struct {
+		Metadata struct{ Annotations map[string]string }
+		Status   object.DeploymentStatus
+	}
+	if err := json.Unmarshal(patch, &p); err != nil {
+		return err
+	}
 	if sub == "status" {
-		var p struct{ Status object.DeploymentStatus }
-		if err := json.Unmarshal(patch, &p); err != nil {
-			return err
-		}
 		w.status = append(w.status, p.Status)
+	} else if rev, ok := p.Metadata.Annotations[RevisionAnnotation]; ok {
+		w.revision = rev
 	}
 	return nil
 }
@@ -154,22 +160,33 @@ func (f fixture) build() (*object.Deployment, []*object.ReplicaSet, []*object.Po
 }
 
 // step runs one sync of the fixture and returns the writes it made.
-func step(t *testing.T, f fixture) *recorder {
+func step(t *testing.T, f fixture) *recordingWriter {
 	t.Helper()
 	d, rss, pods := f.build()
-	w := &recorder{rss: map[string]*object.ReplicaSet{}}
-	for _, rs := range rss {
-		w.rss[rs.Name] = rs
-	}
-	q := workqueue.New(workqueue.Options[string]{Name: "test"})
-	t.Cleanup(q.ShutDown)
-	dc := &Controller{now: func() time.Time { return stepNow }, queue: q, w: w,
-		log: slog.New(slog.NewTextHandler(io.Discard, nil)), podsIn: func(string) []*object.Pod { return pods }}
-	r := &rollout{dc: dc, ctx: context.Background(), d: d, rss: rss}
-	if err := r.run(); err != nil {
+	w := newRecordingWriter(rss)
+	if err := newRollout(context.Background(), newTestController(t, w, pods), d, rss).run(); err != nil {
 		t.Fatalf("sync: %v", err)
 	}
 	return w
+}
+
+func newRecordingWriter(rss []*object.ReplicaSet) *recordingWriter {
+	w := &recordingWriter{rss: map[string]*object.ReplicaSet{}}
+	for _, rs := range rss {
+		w.rss[rs.Name] = rs
+	}
+	return w
+}
+
+// newTestController returns a Controller whose writes go to w, whose clock stands at
+// stepNow and whose pod cache holds pods.
+func newTestController(t *testing.T, w writer, pods []*object.Pod) *Controller {
+	t.Helper()
+	dc := &Controller{Runner: controllers.NewRunner(Name, nil, controllers.Options{}), w: w,
+		now: func() time.Time { return stepNow }, log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		cachedPods: func(string) []*object.Pod { return pods }}
+	t.Cleanup(dc.Queue().ShutDown)
+	return dc
 }
 
 // The decisions of one rolling-update sync, worked out by hand from
@@ -298,6 +315,51 @@ func TestProportionalScaling(t *testing.T) {
 	}
 }
 
+// The revision step comes first in every sync that keeps the Deployment: the new
+// ReplicaSet, here one brought back by `kubectl rollout undo`, takes the next revision
+// and keeps its former one in revision-history, and the Deployment takes its revision,
+// whatever the sync goes on to do.
+func TestRevisionStep(t *testing.T) {
+	undone := func(desired int32) []rsState {
+		return []rsState{
+			{name: "web-r1", template: "new", replicas: 3, available: 3, statusRep: 3, desired: desired, revision: 1, age: 2 * time.Hour},
+			{name: "web-r2", template: "old", desired: desired, revision: 2, age: time.Hour}}
+	}
+	tests := []struct {
+		name     string
+		f        fixture
+		deleting bool
+		wantN    int // writes of ReplicaSet sizes, besides the revision
+	}{
+		{"a rolling update", fixture{replicas: 3, rss: undone(0)}, false, 0},
+		{"a scaling event", fixture{replicas: 5, rss: undone(3)}, false, 1},
+		{"paused", fixture{replicas: 3, paused: true, rss: undone(0)}, false, 0},
+		{"being deleted", fixture{replicas: 3, rss: undone(0)}, true, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, rss, pods := tt.f.build()
+			if tt.deleting {
+				d.DeletionTimestamp = &object.Time{Time: stepNow}
+			}
+			w := newRecordingWriter(rss)
+			if err := newRollout(context.Background(), newTestController(t, w, pods), d, rss).run(); err != nil {
+				t.Fatal(err)
+			}
+			got := w.rss["web-r1"].Annotations
+			if got[RevisionAnnotation] != "3" || got[RevisionHistoryAnnotation] != "1" {
+				t.Errorf("brought back: revision %q, history %q; want 3, 1", got[RevisionAnnotation], got[RevisionHistoryAnnotation])
+			}
+			if w.revision != "3" {
+				t.Errorf("the Deployment's revision %q, want 3", w.revision)
+			}
+			if len(w.actions) != tt.wantN {
+				t.Errorf("writes %v, want %d", w.actions, tt.wantN)
+			}
+		})
+	}
+}
+
 // A paused rollout does not progress: a changed template creates nothing.
 func TestPausedDoesNotRoll(t *testing.T) {
 	w := step(t, fixture{replicas: 3, paused: true, rss: []rsState{{name: "web-old", template: "old", replicas: 3, available: 3, statusRep: 3, revision: 1}}})
@@ -332,12 +394,8 @@ func TestDeletingDeploymentOnlySyncsStatus(t *testing.T) {
 	d, rss, pods := f.build()
 	now := object.Time{Time: stepNow}
 	d.DeletionTimestamp = &now
-	w := &recorder{rss: map[string]*object.ReplicaSet{"web-old": rss[0]}}
-	q := workqueue.New(workqueue.Options[string]{Name: "test"})
-	defer q.ShutDown()
-	dc := &Controller{now: func() time.Time { return stepNow }, queue: q, w: w,
-		log: slog.New(slog.NewTextHandler(io.Discard, nil)), podsIn: func(string) []*object.Pod { return pods }}
-	if err := (&rollout{dc: dc, ctx: context.Background(), d: d, rss: rss}).run(); err != nil {
+	w := newRecordingWriter(rss)
+	if err := newRollout(context.Background(), newTestController(t, w, pods), d, rss).run(); err != nil {
 		t.Fatal(err)
 	}
 	if len(w.actions) != 0 {
@@ -363,12 +421,8 @@ func TestResumeRestartsTheProgressClock(t *testing.T) {
 	d.Spec.ProgressDeadlineSeconds = &ten
 	d.Status.Conditions = []object.Condition{{Type: condProgressing, Status: "Unknown", Reason: reasonPaused,
 		Message: "Deployment is paused", LastUpdateTime: longAgo, LastTransitionTime: longAgo}}
-	w := &recorder{rss: map[string]*object.ReplicaSet{"web-old": rss[0], "web-new": rss[1]}}
-	q := workqueue.New(workqueue.Options[string]{Name: "test"})
-	defer q.ShutDown()
-	dc := &Controller{now: func() time.Time { return stepNow }, queue: q, w: w,
-		log: slog.New(slog.NewTextHandler(io.Discard, nil)), podsIn: func(string) []*object.Pod { return nil }}
-	if err := (&rollout{dc: dc, ctx: context.Background(), d: d, rss: rss}).run(); err != nil {
+	w := newRecordingWriter(rss)
+	if err := newRollout(context.Background(), newTestController(t, w, nil), d, rss).run(); err != nil {
 		t.Fatal(err)
 	}
 	if len(w.status) == 0 {

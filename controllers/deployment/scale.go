@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 
 	"github.com/kinformer/kinformer/controllers/events"
 	"github.com/kinformer/kinformer/object"
@@ -141,7 +142,9 @@ func saturated(d *object.Deployment, rs *object.ReplicaSet) bool {
 // scaleRS sets a ReplicaSet's size (and the replica annotations that record for what
 // Deployment size it was set), with its resourceVersion as precondition, and records a
 // ScalingReplicaSet event. It returns whether the size changed and the ReplicaSet as
-// written; rs itself is never changed (it is the informer's, shared and read-only).
+// written; rs itself is never changed (it is the informer's, shared and read-only), and
+// neither are the rollout's new and old ReplicaSets: like kube-controller-manager, a
+// step goes on with the sizes it started from.
 func (r *rollout) scaleRS(rs *object.ReplicaSet, size int32) (bool, *object.ReplicaSet, error) {
 	d := r.d
 	a := maps.Clone(rs.Annotations)
@@ -165,7 +168,6 @@ func (r *rollout) scaleRS(rs *object.ReplicaSet, size int32) (bool, *object.Repl
 	if err != nil {
 		return false, nil, err
 	}
-	r.replace(updated)
 	if from == size {
 		return false, updated, nil
 	}
@@ -175,4 +177,15 @@ func (r *rollout) scaleRS(rs *object.ReplicaSet, size int32) (bool, *object.Repl
 	}
 	r.dc.event(d, events.Normal, "ScalingReplicaSet", "Scaled %s replica set %s from %d to %d", op, rs.Name, from, size)
 	return true, updated, nil
+}
+
+// setReplicasAnnotations records for what Deployment size (and surge) a ReplicaSet was
+// sized: proportional scaling reads it back.
+func setReplicasAnnotations(a map[string]string, desired, maxReplicas int32) bool {
+	ds, ms := strconv.Itoa(int(desired)), strconv.Itoa(int(maxReplicas))
+	if a[DesiredReplicasAnnotation] == ds && a[MaxReplicasAnnotation] == ms {
+		return false
+	}
+	a[DesiredReplicasAnnotation], a[MaxReplicasAnnotation] = ds, ms
+	return true
 }

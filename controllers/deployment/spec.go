@@ -116,24 +116,6 @@ func maxUnavailable(d *object.Deployment) int32 {
 	return min(u, replicasOf(d))
 }
 
-// revision reads a ReplicaSet's (or Deployment's) revision annotation; 0 when absent or
-// unparseable.
-func revision(m *object.ObjectMeta) int64 {
-	v, err := strconv.ParseInt(m.Annotations[RevisionAnnotation], 10, 64)
-	if err != nil {
-		return 0
-	}
-	return v
-}
-
-func maxRevision(rss []*object.ReplicaSet) int64 {
-	var m int64
-	for _, rs := range rss {
-		m = max(m, revision(&rs.ObjectMeta))
-	}
-	return m
-}
-
 func intAnnotation(rs *object.ReplicaSet, key string) (int32, bool) {
 	v, ok := rs.Annotations[key]
 	if !ok {

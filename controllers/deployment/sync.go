@@ -11,12 +11,19 @@ import (
 )
 
 // rollout is the state of one sync of one Deployment: a private copy of the Deployment
-// (its status is worked on locally and written once) and the ReplicaSets it controls.
+// (its status is worked on locally and written once), and the ReplicaSets it controls,
+// split once into the new one (nil until it is created) and the old ones.
 type rollout struct {
-	dc  *Controller
-	ctx context.Context
-	d   *object.Deployment
-	rss []*object.ReplicaSet
+	dc    *Controller
+	ctx   context.Context
+	d     *object.Deployment
+	newRS *object.ReplicaSet
+	olds  []*object.ReplicaSet
+}
+
+func newRollout(ctx context.Context, dc *Controller, d *object.Deployment, rss []*object.ReplicaSet) *rollout {
+	newRS, olds := splitReplicaSets(d, rss)
+	return &rollout{dc: dc, ctx: ctx, d: d, newRS: newRS, olds: olds}
 }
 
 // sync brings one Deployment's ReplicaSets to its spec and writes its status.
@@ -52,10 +59,12 @@ func (dc *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	return (&rollout{dc: dc, ctx: ctx, d: d, rss: rss}).run()
+	return newRollout(ctx, dc, d, rss).run()
 }
 
-// run decides what this sync does with the claimed ReplicaSets.
+// run decides what this sync does, in kube-controller-manager's order: a Deployment
+// being deleted only has its status synced; pausing and resuming are recorded; a paused
+// Deployment, or one just scaled, is only scaled; otherwise its strategy rolls it.
 func (r *rollout) run() error {
 	d := r.d
 	if d.DeletionTimestamp != nil {
@@ -67,14 +76,7 @@ func (r *rollout) run() error {
 	if _, _, invalid := fenceposts(d); invalid != nil {
 		r.dc.event(d, events.Warning, "InvalidStrategy", "%v: rolling with maxUnavailable 1", invalid)
 	}
-	if d.Spec.Paused {
-		return r.syncScaleAndStatus()
-	}
-	scaling, err := r.isScalingEvent()
-	if err != nil {
-		return err
-	}
-	if scaling {
+	if d.Spec.Paused || r.isScalingEvent() {
 		return r.syncScaleAndStatus()
 	}
 	if isRecreate(d) {
@@ -129,52 +131,41 @@ func (r *rollout) checkPausedConditions() error {
 
 // isScalingEvent: some active ReplicaSet was sized for another replica count than the
 // Deployment's now: the user scaled, and only scaling (proportional when mid-rollout)
-// happens in this sync.
-func (r *rollout) isScalingEvent() (bool, error) {
-	newRS, olds, err := r.replicaSets(false)
-	if err != nil {
-		return false, err
-	}
-	for _, rs := range active(withNew(olds, newRS)) {
+// happens in this sync. It only reads; the desired-replicas annotations it compares are
+// written by scaling, never by the revision step.
+func (r *rollout) isScalingEvent() bool {
+	for _, rs := range active(withNew(r.olds, r.newRS)) {
 		if desired, ok := intAnnotation(rs, DesiredReplicasAnnotation); ok && desired != replicasOf(r.d) {
-			return true, nil
+			return true
 		}
 	}
-	return false, nil
+	return false
 }
 
-// syncScaleAndStatus scales without rolling (paused, or a scaling event), cleans up old
-// ReplicaSets while paused, and writes the status.
+// syncScaleAndStatus (kube-controller-manager's sync) scales without rolling, when
+// paused or after a scaling event, cleans up old ReplicaSets while paused, and writes
+// the status. It never creates the new ReplicaSet.
 func (r *rollout) syncScaleAndStatus() error {
-	newRS, olds, err := r.replicaSets(false)
-	if err != nil {
+	if err := r.syncRevision(); err != nil {
 		return err
 	}
+	newRS, olds := r.newRS, r.olds
 	if err := r.scale(newRS, olds); err != nil {
 		return err
 	}
 	if r.d.Spec.Paused {
-		if err := r.cleanup(olds); err != nil {
+		if err := r.cleanupHistory(olds); err != nil {
 			return err
 		}
 	}
 	return r.syncStatus(withNew(olds, newRS), newRS)
 }
 
-// syncStatusOnly is all a Deployment being deleted gets: no scaling, no new ReplicaSet.
+// syncStatusOnly is all a Deployment being deleted gets: its revision and status, no
+// scaling, no new ReplicaSet.
 func (r *rollout) syncStatusOnly() error {
-	newRS, olds, err := r.replicaSets(false)
-	if err != nil {
+	if err := r.syncRevision(); err != nil {
 		return err
 	}
-	return r.syncStatus(withNew(olds, newRS), newRS)
-}
-
-// syncStatus writes the status computed from the ReplicaSets, when it changed.
-func (r *rollout) syncStatus(all []*object.ReplicaSet, newRS *object.ReplicaSet) error {
-	st := r.calculateStatus(all, newRS)
-	if equalStatus(r.d.Status, st) {
-		return nil
-	}
-	return r.dc.writeStatus(r.ctx, r.d, st)
+	return r.syncStatus(withNew(r.olds, r.newRS), r.newRS)
 }

@@ -11,11 +11,14 @@ import (
 	"github.com/kinformer/kinformer/object"
 )
 
-// canonical returns the template as generic JSON with the pod-template-hash label
-// removed: two templates are the same when their canonical forms are equal. Going
-// through generic JSON compares every member, modelled or not, and ignores the order
-// and spacing they were written in.
-func canonical(t *object.PodTemplateSpec) (map[string]any, error) {
+// canonicalTemplate is a pod template as generic JSON without the pod-template-hash
+// label: two templates are the same when their canonical forms are equal. Going through
+// generic JSON compares every member, modelled or not, and ignores the order and spacing
+// they were written in.
+type canonicalTemplate map[string]any
+
+// canonical returns the canonical form of t.
+func canonical(t *object.PodTemplateSpec) (canonicalTemplate, error) {
 	b, err := json.Marshal(t)
 	if err != nil {
 		return nil, err
@@ -41,19 +44,19 @@ func canonical(t *object.PodTemplateSpec) (map[string]any, error) {
 	return m, nil
 }
 
+// matches reports whether t is the template c was made from, ignoring the
+// pod-template-hash label.
+func (c canonicalTemplate) matches(t *object.PodTemplateSpec) bool {
+	ct, err := canonical(t)
+	return err == nil && reflect.DeepEqual(c, ct)
+}
+
 // sameTemplate reports whether a ReplicaSet's template is the Deployment's, ignoring the
 // pod-template-hash label: that is how the new ReplicaSet is found, so a Deployment made
 // under kube-controller-manager (whose hash this engine cannot reproduce) keeps working.
 func sameTemplate(a, b *object.PodTemplateSpec) bool {
 	ca, err := canonical(a)
-	if err != nil {
-		return false
-	}
-	cb, err := canonical(b)
-	if err != nil {
-		return false
-	}
-	return reflect.DeepEqual(ca, cb)
+	return err == nil && ca.matches(b)
 }
 
 // templateHash names a template: FNV-32a over its canonical JSON (map keys sorted by

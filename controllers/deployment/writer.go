@@ -40,8 +40,8 @@ func (w apiWriter) patchRS(ctx context.Context, ns, name string, patch []byte) (
 
 // deleteRS is not recorded: the client's Delete returns no object, so no
 // resourceVersion. A sync on a cache that still shows the ReplicaSet picks the same one
-// again (the oldest revision), and deleting it again changes nothing (cleanup takes
-// NotFound as done).
+// again (the oldest revision), and deleting it again changes nothing (cleanupHistory
+// takes NotFound as done).
 func (w apiWriter) deleteRS(ctx context.Context, ns, name, uid string) error {
 	return w.dc.replicaSetsIn(ns).Delete(ctx, name, listwatch.DeleteOptions{Preconditions: &listwatch.Preconditions{UID: uid}})
 }

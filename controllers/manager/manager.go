@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -77,6 +78,7 @@ type LeaderElection struct {
 type controller interface {
 	Syncers() []informer.Syncer
 	Run(ctx, syncCtx context.Context, workers int)
+	Queue() *workqueue.Queue[string]
 }
 
 // constructor builds one controller on the manager's shared factory and client, with
@@ -142,18 +144,7 @@ func (e *ListenError) Unwrap() error { return e.Err }
 // New builds the manager and its controllers; nothing runs until Run. It listens on the
 // endpoints' addresses first, so that a taken port fails before anything else is done.
 func New(ctx context.Context, opts Options) (_ *Manager, err error) {
-	if opts.Workers <= 0 {
-		opts.Workers = 5
-	}
-	if opts.ResyncPeriod == 0 {
-		opts.ResyncPeriod = 5 * time.Minute
-	}
-	if len(opts.Controllers) == 0 {
-		opts.Controllers = Known()
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
+	opts = opts.withDefaults()
 	m := &Manager{opts: opts, log: opts.Logger, registry: prometheus.NewRegistry(), ctrls: map[string]controller{}}
 	if err := m.listen(); err != nil {
 		return nil, err
@@ -168,44 +159,79 @@ func New(ctx context.Context, opts Options) (_ *Manager, err error) {
 			return nil, err
 		}
 	}
-	m.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	infMetrics, err := informer.NewMetrics(m.registry)
+	common, err := m.setUpShared()
 	if err != nil {
 		return nil, err
 	}
-	queueMetrics, err := workqueue.NewMetrics(m.registry)
-	if err != nil {
+	if err := m.buildControllers(ctx, common); err != nil {
 		return nil, err
-	}
-	syncMetrics, err := controllers.NewMetrics(m.registry)
-	if err != nil {
-		return nil, err
-	}
-	m.factory = informer.NewFactory(opts.Client, informer.FactoryOptions{Metrics: infMetrics, Logger: opts.Logger})
-	host, _ := os.Hostname()
-	common := controllers.Options{QueueMetrics: queueMetrics, Metrics: syncMetrics, Logger: opts.Logger,
-		Namespace: opts.Namespace, ResyncPeriod: opts.ResyncPeriod, CrashOnPanic: opts.CrashOnPanic}
-	for _, name := range opts.Controllers {
-		build, ok := constructors[name]
-		if !ok {
-			return nil, fmt.Errorf("unknown controller %q (known: %s)", name, strings.Join(Known(), ", "))
-		}
-		rec, err := events.NewRecorder(opts.Client, events.Options{Component: name + "-controller", Host: host})
-		if err != nil {
-			return nil, err
-		}
-		copts := common
-		copts.Recorder = rec
-		c, err := build(ctx, m.factory, opts.Client, copts)
-		if err != nil {
-			return nil, fmt.Errorf("%s controller: %w", name, err)
-		}
-		m.ctrls[name], m.recs = c, append(m.recs, rec)
 	}
 	if opts.LeaderElect {
 		m.leConfig = m.electionConfig()
 	}
 	return m, nil
+}
+
+// withDefaults returns o with its zero fields set to the defaults in brackets.
+func (o Options) withDefaults() Options {
+	if o.Workers <= 0 {
+		o.Workers = 5
+	}
+	if o.ResyncPeriod == 0 {
+		o.ResyncPeriod = 5 * time.Minute
+	}
+	if len(o.Controllers) == 0 {
+		o.Controllers = Known()
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return o
+}
+
+// setUpShared registers the metrics and builds the informer factory the controllers
+// share, and returns the options every controller gets.
+func (m *Manager) setUpShared() (controllers.Options, error) {
+	m.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	infMetrics, err := informer.NewMetrics(m.registry)
+	if err != nil {
+		return controllers.Options{}, err
+	}
+	queueMetrics, err := workqueue.NewMetrics(m.registry)
+	if err != nil {
+		return controllers.Options{}, err
+	}
+	syncMetrics, err := controllers.NewMetrics(m.registry)
+	if err != nil {
+		return controllers.Options{}, err
+	}
+	m.factory = informer.NewFactory(m.opts.Client, informer.FactoryOptions{Metrics: infMetrics, Logger: m.opts.Logger})
+	return controllers.Options{QueueMetrics: queueMetrics, Metrics: syncMetrics, Logger: m.opts.Logger,
+		Namespace: m.opts.Namespace, ResyncPeriod: m.opts.ResyncPeriod, CrashOnPanic: m.opts.CrashOnPanic}, nil
+}
+
+// buildControllers builds the controllers the options name, each with common and an
+// event recorder of its own, which Run runs.
+func (m *Manager) buildControllers(ctx context.Context, common controllers.Options) error {
+	host, _ := os.Hostname()
+	for _, name := range m.opts.Controllers {
+		build, ok := constructors[name]
+		if !ok {
+			return fmt.Errorf("unknown controller %q (known: %s)", name, strings.Join(Known(), ", "))
+		}
+		rec, err := events.NewRecorder(m.opts.Client, events.Options{Component: name + "-controller", Host: host})
+		if err != nil {
+			return err
+		}
+		copts := common
+		copts.Recorder = rec
+		c, err := build(ctx, m.factory, m.opts.Client, copts)
+		if err != nil {
+			return fmt.Errorf("%s controller: %w", name, err)
+		}
+		m.ctrls[name], m.recs = c, append(m.recs, rec)
+	}
+	return nil
 }
 
 // listen opens the endpoints' listeners, the secure one first: of two addresses on one
@@ -281,6 +307,15 @@ func (m *Manager) Factory() *informer.Factory { return m.factory }
 // Gatherer reads the manager's metrics, as /metrics serves them.
 func (m *Manager) Gatherer() prometheus.Gatherer { return m.registry }
 
+// Queue is the work queue of the controller name, if the manager runs it.
+func (m *Manager) Queue(name string) (*workqueue.Queue[string], bool) {
+	c, ok := m.ctrls[name]
+	if !ok {
+		return nil, false
+	}
+	return c.Queue(), true
+}
+
 // Addr is the address the plain HTTP endpoints listen on ("" without them).
 func (m *Manager) Addr() string { return addrOf(m.plain) }
 
@@ -321,51 +356,67 @@ func (m *Manager) Run(ctx context.Context) error {
 		serveErrs <- err
 		cancel()
 	})
-	defer func() {
-		// Stop everything, then wait: the waits must never come before the cancel.
-		cancel()
-		m.factory.Shutdown()
-		sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-		defer scancel()
-		for _, srv := range servers {
-			_ = srv.Shutdown(sctx)
-		}
-		wg.Wait()
-		if m.ownReviewClient != nil {
-			m.ownReviewClient.CloseIdleConnections()
-		}
-	}()
-	for _, rec := range m.recs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rec.Run(runCtx)
-		}()
-	}
-	m.factory.Start(runCtx)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		if m.waitForSync(runCtx) == nil {
-			m.synced.Store(true)
-			m.log.Info("caches synced", "controllers", m.opts.Controllers)
-		}
-	}()
-	var err error
-	if m.elector == nil {
-		m.runWorkers(runCtx, syncCtx)
-	} else {
-		err = m.elector.Run(runCtx)
-		if errors.Is(err, leaderelection.ErrLeadershipLost) {
-			m.log.Error("leader election lost", "identity", m.Identity())
-		}
-	}
+	defer m.shutdown(ctx, cancel, servers, &wg)
+	m.startBackground(runCtx, &wg)
+	err := m.runControllers(runCtx, syncCtx)
 	select {
 	case serveErr := <-serveErrs:
 		return errors.Join(err, serveErr)
 	default:
 		return err
 	}
+}
+
+// shutdown stops everything Run started, then waits for it: the waits must never come
+// before the cancel.
+func (m *Manager) shutdown(ctx context.Context, cancel context.CancelFunc, servers []*http.Server, wg *sync.WaitGroup) {
+	cancel()
+	m.factory.Shutdown()
+	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer scancel()
+	for _, srv := range servers {
+		_ = srv.Shutdown(sctx)
+	}
+	wg.Wait()
+	if m.ownReviewClient != nil {
+		m.ownReviewClient.CloseIdleConnections()
+	}
+}
+
+// startBackground starts, counted in wg, what runs whether this manager leads or stands
+// by, so that a standby is warm: the event recorders, the informers, and the wait for
+// their sync that /readyz reports.
+func (m *Manager) startBackground(ctx context.Context, wg *sync.WaitGroup) {
+	for _, rec := range m.recs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rec.Run(ctx)
+		}()
+	}
+	m.factory.Start(ctx)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if m.waitForSync(ctx) == nil {
+			m.synced.Store(true)
+			m.log.Info("caches synced", "controllers", m.opts.Controllers)
+		}
+	}()
+}
+
+// runControllers runs the controllers' workers until ctx ends: at once without leader
+// election, else whenever this manager leads, until it loses the Lease.
+func (m *Manager) runControllers(ctx, syncCtx context.Context) error {
+	if m.elector == nil {
+		m.runWorkers(ctx, syncCtx)
+		return nil
+	}
+	err := m.elector.Run(ctx)
+	if errors.Is(err, leaderelection.ErrLeadershipLost) {
+		m.log.Error("leader election lost", "identity", m.Identity())
+	}
+	return err
 }
 
 // buildElector makes the elector whose leadership runs the workers under syncCtx.

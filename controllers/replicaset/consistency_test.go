@@ -79,7 +79,7 @@ func TestAdoptionIsWaitedFor(t *testing.T) {
 		Labels: map[string]string{"app": "web"}}}); err != nil {
 		t.Fatal(err)
 	}
-	testwait.Eventually(t, 10*time.Second, func() bool { _, ok := e.ctrl.podCache.Get("ns/bare"); return ok },
+	testwait.Eventually(t, 10*time.Second, func() bool { _, ok := e.ctrl.podLister.Get("ns/bare"); return ok },
 		"the orphan never reached the pod cache")
 
 	release := e.holdPods()
@@ -98,7 +98,7 @@ func TestAdoptionIsWaitedFor(t *testing.T) {
 
 	release()
 	e.caughtUp()
-	p, ok := e.ctrl.podCache.Get("ns/bare")
+	p, ok := e.ctrl.podLister.Get("ns/bare")
 	if ref := object.ControllerRef(&p.ObjectMeta); !ok || ref == nil || ref.UID != rs.UID {
 		t.Fatalf("the pod cache does not show the adoption: %+v", p)
 	}

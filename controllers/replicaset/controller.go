@@ -14,7 +14,6 @@ import (
 	"github.com/kinformer/kinformer/informer"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
-	"github.com/kinformer/kinformer/workqueue"
 )
 
 // Name is the controller's name in metrics and in --controllers.
@@ -38,21 +37,22 @@ type Options = controllers.Options
 
 // Controller is the ReplicaSet controller.
 type Controller struct {
-	client   *listwatch.Client
-	pods     listwatch.ResourceInfo
-	rss      listwatch.ResourceInfo
-	rsLister informer.Lister[*object.ReplicaSet]
-	podCache informer.Lister[*object.Pod]
-	queue    *workqueue.Queue[string]
-	exp      *expectations.Expectations
+	controllers.Runner // its queue and workers: Syncers, Run, Queue
+
+	client    *listwatch.Client
+	podInfo   listwatch.ResourceInfo
+	rsInfo    listwatch.ResourceInfo
+	rsLister  informer.Lister[*object.ReplicaSet]
+	podLister informer.Lister[*object.Pod]
+	// owners finds the ReplicaSets of a pod, for the pod event handlers.
+	owners controllers.Owners[*object.ReplicaSet]
+	exp    *expectations.Expectations
 	// written is the read-your-writes guard: the resourceVersions of the pod and
 	// ReplicaSet writes of each ReplicaSet's syncs, until the informers have shown them.
 	written  *consistency.Store
 	recorder *events.Recorder
 	log      *slog.Logger
 	now      func() time.Time
-	loop     controllers.Loop
-	syncers  []informer.Syncer
 }
 
 // New registers the controller's informers and handlers on f (the process's shared
@@ -72,24 +72,20 @@ func New(ctx context.Context, f *informer.Factory, c *listwatch.Client, opts Opt
 		return nil, fmt.Errorf("replicaset: %w", err)
 	}
 	rc := &Controller{
-		client: c, rsLister: rsInf.Lister(), podCache: podInf.Lister(),
-		queue: workqueue.New(workqueue.Options[string]{Name: Name, Metrics: opts.QueueMetrics,
-			RateLimiter: workqueue.DefaultControllerRateLimiter[string]()}),
+		client: c, rsLister: rsInf.Lister(), podLister: podInf.Lister(),
+		owners: controllers.Owners[*object.ReplicaSet]{Lister: rsInf.Lister(), Group: "apps", Kind: "ReplicaSet",
+			Selector: func(rs *object.ReplicaSet) *object.LabelSelector { return rs.Spec.Selector }},
 		exp:      expectations.New(0, opts.Now),
 		written:  consistency.New(map[string]consistency.Source{resourcePods: podInf, resourceReplicaSets: rsInf}),
 		recorder: opts.Recorder, log: opts.Logger.With("controller", Name), now: opts.Now,
 	}
-	if rc.pods, err = c.Discover(ctx, resourcePods); err != nil {
+	rc.Runner = controllers.NewRunner(Name, rc.sync, opts)
+	if rc.podInfo, err = c.Discover(ctx, resourcePods); err != nil {
 		return nil, err
 	}
-	if rc.rss, err = c.Discover(ctx, resourceReplicaSets); err != nil {
+	if rc.rsInfo, err = c.Discover(ctx, resourceReplicaSets); err != nil {
 		return nil, err
 	}
-	rc.loop = controllers.Loop{Name: Name, Queue: rc.queue, Sync: rc.sync, Metrics: opts.Metrics, Logger: rc.log,
-		CrashOnPanic: opts.CrashOnPanic,
-		OnDrop: func(key string, err error) {
-			rc.log.Error("dropping replicaset out of the queue after repeated failures", "key", key, "err", err)
-		}}
 	rsReg, err := rsInf.AddEventHandler(informer.HandlerFuncs[*object.ReplicaSet]{
 		AddFunc: rc.addRS, UpdateFunc: rc.updateRS, DeleteFunc: rc.deleteRS,
 	}, informer.HandlerOptions{Name: Name, ResyncPeriod: opts.ResyncPeriod})
@@ -103,32 +99,19 @@ func New(ctx context.Context, f *informer.Factory, c *listwatch.Client, opts Opt
 		rsReg.Remove()
 		return nil, err
 	}
-	rc.syncers = []informer.Syncer{rsInf, podInf, rsReg, podReg}
+	rc.AddSyncers(rsInf, podInf, rsReg, podReg)
 	return rc, nil
 }
 
-// Syncers are what must have synced before the workers may start.
-func (rc *Controller) Syncers() []informer.Syncer { return rc.syncers }
-
-// Run runs workers until ctx ends (see controllers.Loop.Run for ctx and syncCtx), then
-// shuts the queue down.
-func (rc *Controller) Run(ctx, syncCtx context.Context, workers int) {
-	defer rc.queue.ShutDown()
-	rc.loop.Run(ctx, syncCtx, workers)
-}
-
-// Queue is the controller's work queue (for the live view and tests).
-func (rc *Controller) Queue() *workqueue.Queue[string] { return rc.queue }
-
-func (rc *Controller) enqueue(rs *object.ReplicaSet) { rc.queue.Add(object.Key(rs)) }
+func (rc *Controller) enqueue(rs *object.ReplicaSet) { rc.Queue().Add(object.Key(rs)) }
 
 // podsIn and replicaSetsIn are handles for writes in one namespace.
 func (rc *Controller) podsIn(ns string) *listwatch.Resource[*object.Pod] {
-	return listwatch.For[*object.Pod](rc.client, rc.pods, ns)
+	return listwatch.For[*object.Pod](rc.client, rc.podInfo, ns)
 }
 
 func (rc *Controller) replicaSetsIn(ns string) *listwatch.Resource[*object.ReplicaSet] {
-	return listwatch.For[*object.ReplicaSet](rc.client, rc.rss, ns)
+	return listwatch.For[*object.ReplicaSet](rc.client, rc.rsInfo, ns)
 }
 
 // wrote records a write made by a sync of rs, with the resourceVersion it answered.

@@ -116,8 +116,8 @@ func TestClaimsOrphansReleasesAndNeverSteals(t *testing.T) {
 	// its first sync may run before the pod informer shows them, and create pods that the
 	// adoption then makes surplus (two informers, no order between them).
 	testwait.Eventually(t, 10*time.Second, func() bool {
-		_, bare := e.ctrl.podCache.Get("ns/bare")
-		_, foreign := e.ctrl.podCache.Get("ns/foreign")
+		_, bare := e.ctrl.podLister.Get("ns/bare")
+		_, foreign := e.ctrl.podLister.Get("ns/foreign")
 		return bare && foreign
 	}, "the orphans never reached the pod cache")
 	rs := e.createRS(newRS("web", 3))
@@ -154,13 +154,14 @@ func TestClaimsOrphansReleasesAndNeverSteals(t *testing.T) {
 func TestExpectationsPreventActingOnAStaleCache(t *testing.T) {
 	e := newEnv(t, envOptions{podWatchDelay: 150 * time.Millisecond})
 	rs := e.createRS(newRS("web", 6))
+	// Each change of the ReplicaSet is followed by a sync (run, or skipped as stale)
+	// before the next change: the syncs come while the pod informer lags.
 	poke := func(rounds int) {
 		for i := range rounds {
-			patch := fmt.Sprintf(`{"metadata":{"annotations":{"poke":"%d"}}}`, i)
-			if _, err := e.rss.Patch(context.Background(), "web", listwatch.MergePatch, []byte(patch), ""); err != nil {
-				t.Fatal(err)
-			}
-			time.Sleep(30 * time.Millisecond)
+			before := e.syncsOrSkips()
+			e.annotate("web", fmt.Sprint(i))
+			testwait.Eventually(t, 10*time.Second, func() bool { return e.syncsOrSkips() > before },
+				"no sync after the ReplicaSet changed")
 		}
 	}
 	poke(20)
@@ -230,16 +231,19 @@ func TestMinReadySecondsRequeuesForTheTimeLeft(t *testing.T) {
 func TestStatusWrittenOnlyWhenChanged(t *testing.T) {
 	e := newEnv(t, envOptions{noRecorder: true})
 	e.createRS(newRS("web", 2))
+	// The status with both pods is the last one to write: no kubelet makes them ready,
+	// and nothing else changes.
 	testwait.Eventually(t, 10*time.Second, func() bool { return e.getRS("web").Status.Replicas == 2 },
 		"waiting for 2 replicas")
-	time.Sleep(300 * time.Millisecond) // let the syncs of the pods' own events settle
-	before := e.count("PATCH", "/status")
+	before, syncs := e.count("PATCH", "/status"), e.syncs()
 	for range 5 {
-		e.ctrl.Queue().Add("ns/web")
-		time.Sleep(50 * time.Millisecond)
+		e.syncOnce("ns/web")
 	}
 	if after := e.count("PATCH", "/status"); after != before {
 		t.Errorf("%d status writes by syncs that changed nothing", after-before)
+	}
+	if n := e.syncs() - syncs; n < 5 {
+		t.Errorf("%v syncs ran, want at least 5", n)
 	}
 }
 
@@ -282,7 +286,12 @@ func TestLostCreateAnswersDoNotOvercreate(t *testing.T) {
 	rs := e.createRS(newRS("web", 4))
 	testwait.Eventually(t, 15*time.Second, func() bool { return e.getRS("web").Status.Replicas == 4 },
 		"%+v", testwait.Lazy(func() any { return e.getRS("web").Status }))
-	time.Sleep(time.Second) // any surplus would have been created by now
+	// Settled: every create, answered or not, has been seen, and the caches show the
+	// controller's writes. A sync now decides from all four pods: one that believed a
+	// lost create was never made would create its surplus pod here.
+	testwait.Eventually(t, 15*time.Second, func() bool { return e.ctrl.exp.Satisfied("ns/web") && e.ctrl.written.Len() == 0 },
+		"the controller still expects creates or waits for its writes")
+	e.syncOnce("ns/web")
 	if n := len(e.ownedActive(rs)); n != 4 {
 		t.Errorf("%d active pods for 4 replicas", n)
 	}

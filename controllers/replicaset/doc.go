@@ -28,5 +28,6 @@
 //
 // Events (SuccessfulCreate, FailedCreate, SuccessfulDelete, FailedDelete) go to the
 // ReplicaSet through package events, so `kubectl describe rs` shows them. A panic in a
-// sync is recovered, logged and retried by controllers.Loop (Options.CrashOnPanic: crash).
+// sync is recovered, logged and retried by controllers.WorkerPool
+// (Options.CrashOnPanic: crash).
 package replicaset

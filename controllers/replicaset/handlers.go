@@ -2,7 +2,6 @@ package replicaset
 
 import (
 	"maps"
-	"strings"
 
 	"github.com/kinformer/kinformer/controllers/consistency"
 	"github.com/kinformer/kinformer/object"
@@ -44,13 +43,13 @@ func (rc *Controller) addPod(p *object.Pod, _ bool) {
 		return
 	}
 	if ref := object.ControllerRef(&p.ObjectMeta); ref != nil {
-		if rs := rc.resolve(p.Namespace, ref); rs != nil {
+		if rs, ok := rc.owners.Resolve(p.Namespace, ref); ok {
 			rc.exp.CreationObservedOf(object.Key(rs), object.Key(p))
 			rc.enqueue(rs)
 		}
 		return
 	}
-	for _, rs := range rc.selecting(p) {
+	for _, rs := range rc.owners.Selecting(p.Namespace, p.Labels) {
 		rc.enqueue(rs)
 	}
 }
@@ -74,20 +73,18 @@ func (rc *Controller) updatePod(old, cur *object.Pod) {
 	curRef, oldRef := object.ControllerRef(&cur.ObjectMeta), object.ControllerRef(&old.ObjectMeta)
 	refChanged := !sameRef(curRef, oldRef)
 	if refChanged && oldRef != nil {
-		if rs := rc.resolve(old.Namespace, oldRef); rs != nil {
+		if rs, ok := rc.owners.Resolve(old.Namespace, oldRef); ok {
 			rc.enqueue(rs)
 		}
 	}
 	if curRef != nil {
-		rs := rc.resolve(cur.Namespace, curRef)
-		if rs == nil {
-			return
+		if rs, ok := rc.owners.Resolve(cur.Namespace, curRef); ok {
+			rc.enqueue(rs)
 		}
-		rc.enqueue(rs)
 		return
 	}
 	if labelsChanged || refChanged {
-		for _, rs := range rc.selecting(cur) {
+		for _, rs := range rc.owners.Selecting(cur.Namespace, cur.Labels) {
 			rc.enqueue(rs)
 		}
 	}
@@ -99,41 +96,10 @@ func (rc *Controller) deletePod(p *object.Pod, _ bool) {
 	if ref == nil {
 		return // an orphan's deletion changes no ReplicaSet's count
 	}
-	rs := rc.resolve(p.Namespace, ref)
-	if rs == nil {
-		return
+	if rs, ok := rc.owners.Resolve(p.Namespace, ref); ok {
+		rc.exp.DeletionObserved(object.Key(rs), object.Key(p))
+		rc.enqueue(rs)
 	}
-	key := object.Key(rs)
-	rc.exp.DeletionObserved(key, object.Key(p))
-	rc.enqueue(rs)
-}
-
-// resolve returns the cached ReplicaSet a ControllerRef points to, or nil when the ref
-// names another kind or a ReplicaSet that no longer exists (same name, other UID).
-func (rc *Controller) resolve(ns string, ref *object.OwnerReference) *object.ReplicaSet {
-	group, _, _ := strings.Cut(ref.APIVersion, "/")
-	if ref.Kind != "ReplicaSet" || group != "apps" {
-		return nil
-	}
-	rs, ok := rc.rsLister.Get(object.KeyFor(ns, ref.Name))
-	if !ok || rs.UID != ref.UID {
-		return nil
-	}
-	return rs
-}
-
-// selecting returns the ReplicaSets of p's namespace whose selector matches p. A nil or
-// empty selector selects nothing: it must never adopt every pod of a namespace.
-func (rc *Controller) selecting(p *object.Pod) []*object.ReplicaSet {
-	var out []*object.ReplicaSet
-	for _, rs := range rc.rsLister.Namespace(p.Namespace).List(object.Everything()) {
-		sel, err := rs.Spec.Selector.AsSelector()
-		if err != nil || sel.Empty() || !sel.Matches(p.Labels) {
-			continue
-		}
-		out = append(out, rs)
-	}
-	return out
 }
 
 func sameRef(a, b *object.OwnerReference) bool {

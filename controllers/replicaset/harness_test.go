@@ -136,6 +136,9 @@ type slowWriter struct {
 }
 
 func (s *slowWriter) Write(b []byte) (int, error) {
+	// A real sleep: it plays a slow network between the apiserver and the informer,
+	// which no clock of the code under test governs (the controller never waits on it),
+	// and the informer must really fall behind the server while the controller syncs.
 	time.Sleep(s.delay)
 	return s.ResponseWriter.Write(b)
 }
@@ -200,28 +203,60 @@ func (e *env) annotate(name, value string) {
 	}
 }
 
-// staleSyncs is kinformer_controller_stale_syncs_total{controller="replicaset",resource}.
-func (e *env) staleSyncs(resource string) float64 {
+// metric returns the value of a kinformer_controller_* counter, or the sample count of
+// a histogram, summed over the controller's series whose labels include the given
+// name-value pairs.
+func (e *env) metric(name string, labels ...string) float64 {
 	e.t.Helper()
 	families, err := e.reg.Gather()
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	var sum float64
 	for _, f := range families {
-		if f.GetName() != "kinformer_controller_stale_syncs_total" {
+		if f.GetName() != name {
 			continue
 		}
+	series:
 		for _, m := range f.GetMetric() {
-			labels := map[string]string{}
+			got := map[string]string{}
 			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
+				got[l.GetName()] = l.GetValue()
 			}
-			if labels["controller"] == Name && labels["resource"] == resource {
-				return m.GetCounter().GetValue()
+			if got["controller"] != Name {
+				continue
 			}
+			for i := 0; i+1 < len(labels); i += 2 {
+				if got[labels[i]] != labels[i+1] {
+					continue series
+				}
+			}
+			sum += m.GetCounter().GetValue() + float64(m.GetHistogram().GetSampleCount())
 		}
 	}
-	return 0
+	return sum
+}
+
+// staleSyncs counts the syncs skipped because the cache of resource was behind.
+func (e *env) staleSyncs(resource string) float64 {
+	return e.metric("kinformer_controller_stale_syncs_total", "resource", resource)
+}
+
+// syncs counts the syncs that ran to the end (a stale one is skipped, not run).
+func (e *env) syncs() float64 { return e.metric("kinformer_controller_sync_duration_seconds") }
+
+// syncsOrSkips counts the syncs that ran and the syncs skipped as stale.
+func (e *env) syncsOrSkips() float64 {
+	return e.syncs() + e.metric("kinformer_controller_stale_syncs_total")
+}
+
+// syncOnce enqueues key and waits until a sync has run to the end after that: one that
+// found the caches behind the controller's writes is retried until one runs.
+func (e *env) syncOnce(key string) {
+	e.t.Helper()
+	before := e.syncs()
+	e.ctrl.Queue().Add(key)
+	testwait.Eventually(e.t, 10*time.Second, func() bool { return e.syncs() > before }, "%s was not synced", key)
 }
 
 func (e *env) scale(name string, replicas int32) {

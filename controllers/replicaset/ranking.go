@@ -52,8 +52,17 @@ func podsToDelete(pods, related []*object.Pod, n int, now time.Time) []*object.P
 	return out
 }
 
-// phaseOrder ranks phases for deletion: Pending first, then Unknown, then Running.
-var phaseOrder = map[object.PodPhase]int{object.PodPending: 0, object.PodUnknown: 1, object.PodRunning: 2}
+// phaseOrder ranks phases for deletion: Pending first, then Unknown, then Running (any
+// other phase ranks with Pending).
+func phaseOrder(p object.PodPhase) int {
+	switch p {
+	case object.PodUnknown:
+		return 1
+	case object.PodRunning:
+		return 2
+	}
+	return 0
+}
 
 // deleteFirst reports whether a is less valuable than b, with kube-controller-manager's
 // rules in order (each decides only when the pods differ in it):
@@ -75,7 +84,7 @@ func deleteFirst(a, b rankedPod, now time.Time) bool {
 	if pa.Spec.NodeName != pb.Spec.NodeName && (pa.Spec.NodeName == "" || pb.Spec.NodeName == "") {
 		return pa.Spec.NodeName == ""
 	}
-	if oa, ob := phaseOrder[pa.Status.Phase], phaseOrder[pb.Status.Phase]; oa != ob {
+	if oa, ob := phaseOrder(pa.Status.Phase), phaseOrder(pb.Status.Phase); oa != ob {
 		return oa < ob
 	}
 	if ra, rb := pa.IsReady(), pb.IsReady(); ra != rb {

@@ -177,9 +177,9 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 		return err
 	}
 	c.logger.Info("caches synced, starting workers", "workers", workers)
-	// Loop is the canonical worker: Get a key, sync it, Forget it on success or
-	// AddRateLimited on error until maxRetries, and always Done.
-	loop := &controllers.Loop{
+	// Each worker of the pool is the canonical loop: Get a key, sync it, Forget it on
+	// success or AddRateLimited on error until maxRetries, and always Done.
+	pool := &controllers.WorkerPool{
 		Name:       "configmap-mirror",
 		Queue:      c.queue,
 		Sync:       c.sync,
@@ -189,7 +189,7 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 			c.logger.Error("giving up on key until it changes again", "key", key, "err", err)
 		},
 	}
-	loop.Run(ctx, ctx, workers)
+	pool.Run(ctx, ctx, workers)
 	return nil
 }
 

@@ -146,9 +146,16 @@ type nodeMirror struct {
 	lister informer.Lister[*object.Pod]
 	mu     sync.Mutex
 	nodes  map[string]string
+	synced chan struct{} // gets a token after each sync, for the test to wait on
 }
 
 func (m *nodeMirror) sync(_ context.Context, key string) error {
+	defer func() {
+		select {
+		case m.synced <- struct{}{}:
+		default: // a token is already waiting
+		}
+	}()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	pod, ok := m.lister.Get(key)
@@ -186,7 +193,7 @@ func TestEmbedderFeedsAnInformerAndAControllerFromMemory(t *testing.T) {
 	}
 	queue := workqueue.New[string](workqueue.Options[string]{Name: "mirror", Clock: clk,
 		RateLimiter: workqueue.NewItemExponential[string](time.Millisecond, 50*time.Millisecond)})
-	mirror := &nodeMirror{lister: inf.Lister(), nodes: map[string]string{}}
+	mirror := &nodeMirror{lister: inf.Lister(), nodes: map[string]string{}, synced: make(chan struct{}, 1)}
 	enqueue := func(p *object.Pod) { queue.Add(object.Key(p)) }
 	if _, err := inf.AddEventHandler(informer.HandlerFuncs[*object.Pod]{
 		AddFunc:    func(p *object.Pod, _ bool) { enqueue(p) },
@@ -196,18 +203,34 @@ func TestEmbedderFeedsAnInformerAndAControllerFromMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// The informer watches once it has listed: the 410 below must find its stream open.
+	watching := make(chan struct{}, 1)
+	inf.OnStatus(func(s informer.SyncStatus) {
+		if s.State == reflector.StateWatching {
+			select {
+			case watching <- struct{}{}:
+			default:
+			}
+		}
+	})
+
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); inf.Run(ctx) }()
-	loop := controllers.Loop{Name: "mirror", Queue: queue, Sync: mirror.sync}
-	go func() { defer wg.Done(); loop.Run(ctx, ctx, 2) }()
+	workers := controllers.WorkerPool{Name: "mirror", Queue: queue, Sync: mirror.sync}
+	go func() { defer wg.Done(); workers.Run(ctx, ctx, 2) }()
 	defer func() { cancel(); queue.ShutDown(); wg.Wait() }()
 
 	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
 	defer wcancel()
 	if err := informer.WaitForSync(wctx, inf); err != nil {
 		t.Fatal(err)
+	}
+	select {
+	case <-watching:
+	case <-wctx.Done():
+		t.Fatalf("the informer did not watch: %+v", inf.Status())
 	}
 	src.apply(listwatch.Added, pod("b", "")) // fails until scheduled
 	src.apply(listwatch.Added, pod("c", "node-2"))
@@ -217,12 +240,13 @@ func TestEmbedderFeedsAnInformerAndAControllerFromMemory(t *testing.T) {
 	src.apply(listwatch.Added, pod("d", "node-3"))
 
 	want := map[string]string{"ns/b": "node-1", "ns/c": "node-2", "ns/d": "node-3"}
-	deadline := time.Now().Add(10 * time.Second)
-	for !cmp.Equal(mirror.snapshot(), want) {
-		if time.Now().After(deadline) {
+	timeout := time.After(10 * time.Second)
+	for !cmp.Equal(mirror.snapshot(), want) { // looked at again after each sync
+		select {
+		case <-mirror.synced:
+		case <-timeout:
 			t.Fatalf("mirror (-want +got):\n%s", cmp.Diff(want, mirror.snapshot()))
 		}
-		time.Sleep(5 * time.Millisecond)
 	}
 	if st := inf.Status(); st.Relists != 1 {
 		t.Errorf("Relists = %d, want 1 (the 410 from memory)", st.Relists)

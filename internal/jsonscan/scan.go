@@ -16,41 +16,40 @@ func SkipSpace(data []byte, i int) int {
 	return i
 }
 
-// StringEnd returns the index just past the string that starts at data[i] (its opening
-// quote), or -1 if data[i] is not a quote or the string does not end within data.
-func StringEnd(data []byte, i int) int {
-	if i >= len(data) || data[i] != '"' {
-		return -1
-	}
-	end, _ := stringRest(data, i+1)
-	return end
-}
+// EndsScalar reports whether c ends a number or a literal (true, false, null): a comma, a
+// closing bracket or white space.
+func EndsScalar(c byte) bool { return c == ',' || c == '}' || c == ']' || IsSpace(c) }
 
 // ValueEnd returns the index just past the value that starts at data[i], or -1 if there
-// is none or it does not end within data. A number or literal ends at the first byte
-// that cannot continue it (or at the end of data).
+// is none (i may be -1, a failed step's result) or it does not end within data. A number
+// or literal ends at the first byte that cannot continue it (or at the end of data).
 func ValueEnd(data []byte, i int) int {
-	if i >= len(data) {
+	if uint(i) >= uint(len(data)) {
 		return -1
 	}
 	switch data[i] {
 	case '"':
-		return StringEnd(data, i)
+		end, _ := String(data, i)
+		return end
 	case '{', '[':
 		var s Scanner
-		if n := s.End(data[i:]); n >= 0 {
-			return i + n
-		}
-		return -1
+		return s.scan(data, i, nil)
 	}
-	j := i // number, true, false, null
-	for j < len(data) && !endsScalar(data[j]) {
+	return scalarEnd(data, i)
+}
+
+// scalarEnd returns the index just past the number or literal at data[i], or -1 if there
+// is none.
+func scalarEnd(data []byte, i int) int {
+	j := i
+	for j < len(data) && !EndsScalar(data[j]) {
 		j++
+	}
+	if j == i {
+		return -1
 	}
 	return j
 }
-
-func endsScalar(c byte) bool { return c == ',' || c == '}' || c == ']' || IsSpace(c) }
 
 // Scanner finds the end of an object or array whose bytes may arrive in several pieces:
 // it carries the nesting depth, and whether a piece ended inside a string or an escape,
@@ -72,46 +71,45 @@ func (s *Scanner) End(piece []byte) int {
 		if s.escaped {
 			i = 1 // the escaped byte
 		}
-		end, escaped := stringRest(piece, i)
+		end, _, cut := stringRest(piece, i)
 		if end < 0 {
-			s.escaped = escaped
+			s.escaped = cut
 			return -1
 		}
 		s.inString, s.escaped = false, false
 		i = end
 	}
-	for ; i < len(piece); i++ {
-		switch piece[i] {
+	return s.scan(piece, i, nil)
+}
+
+// scan is the one loop that finds where values end, for End, ValueEnd and EachString:
+// it goes through data from i, inside a value of which s.depth brackets are open, past
+// every string (calling visit with its bounds, when visit is not nil), and returns the
+// index just past the bracket that closes the value; or -1 if data runs out first, with
+// a string cut short noted in s, for End to finish in the next piece.
+func (s *Scanner) scan(data []byte, i int, visit func(start, end int)) int {
+	depth := s.depth
+	for ; i < len(data); i++ {
+		switch data[i] {
 		case '"':
-			end, escaped := stringRest(piece, i+1)
-			if end < 0 {
-				s.inString, s.escaped = true, escaped
+			e, _, cut := stringRest(data, i+1)
+			if e < 0 {
+				s.depth, s.inString, s.escaped = depth, true, cut
 				return -1
 			}
-			i = end - 1
+			if visit != nil {
+				visit(i, e)
+			}
+			i = e - 1
 		case '{', '[':
-			s.depth++
+			depth++
 		case '}', ']':
-			s.depth--
-			if s.depth == 0 {
+			if depth--; depth == 0 {
+				s.depth = 0
 				return i + 1
 			}
 		}
 	}
+	s.depth = depth
 	return -1
-}
-
-// stringRest scans a string from data[i], a byte inside it, and returns the index just
-// past its closing quote; or -1 and whether data ended in the middle of an escape (its
-// backslash the last byte), so that the next byte is escaped.
-func stringRest(data []byte, i int) (end int, escaped bool) {
-	for ; i < len(data); i++ {
-		switch data[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1, false
-		}
-	}
-	return -1, i > len(data)
 }

@@ -1,5 +1,5 @@
 // Command benchharness runs the end-to-end list/watch benchmark (see package
-// bench/harness) and writes bench/results/latest.md and its charts.
+// bench/internal/harness) and writes bench/results/latest.md and its charts.
 //
 //	go run ./bench/cmd/benchharness [-plan short|full] [-runs N] [-only ID,...] [-out DIR]
 package main
@@ -17,7 +17,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/kinformer/kinformer/bench/harness"
+	"github.com/kinformer/kinformer/bench/internal/harness"
 )
 
 func main() {

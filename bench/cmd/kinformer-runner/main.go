@@ -1,8 +1,8 @@
 // Command kinformer-runner is kinformer's runner of the end-to-end list/watch benchmark:
 // it builds a kinformer informer as asked by its flags and lets package bench/measure
-// time it and print the one JSON result line. Its twin, bench/clientgo/cmd/benchrunner,
-// does the same with client-go; the flags and the measuring code are shared (see
-// package measure).
+// time it and print the one JSON result line. Its twin,
+// bench/clientgo/cmd/clientgo-runner, does the same with client-go; the flags and the
+// measuring code are shared (see package measure).
 //
 // Pods are cached as *object.Pod; secrets and configmaps, which kinformer has no typed
 // model for, as *object.Raw (metadata parsed, the rest kept as raw JSON), as with

@@ -1,48 +1,34 @@
 // Command streamserver serves pre-encoded Kubernetes objects over the apiserver's
 // list/watch REST protocol, fast enough never to be the bottleneck of an informer
-// benchmark, and measures the ceiling a client can reach against it.
+// benchmark (see package bench/internal/streamserver). Its reference client, which
+// measures the most any client can read from it, is bench/cmd/ceiling.
 //
 //	streamserver [-addr 127.0.0.1:0] [-profile pods|secrets|configmaps] [-objects N]
 //	             [-namespace bench] [-watch-events N] [-rate R] [-page-limit-max N]
 //	             [-tls [-http2=false] -ca-out FILE] [-kubeconfig-out FILE] [-seed 1]
 //	             [-managed-fields=false] [-secret-size BYTES] [-flush-every 64] [-quiet]
-//	streamserver ceiling -url URL [-resource pods] [-namespace bench] [-events N]
-//	             [-modes frame,tokenize] [-list [-limit 500]] [-metadata-only]
-//	             [-ca FILE [-http2=false]] [-timeout 10m]
 //
-// The server prints one line, `LISTENING <base URL>`, to stdout and logs to stderr; it
-// exits on SIGTERM or SIGINT. The ceiling client prints one JSON line per measurement.
+// It prints one line, `LISTENING <base URL>`, to stdout and logs to stderr; it exits on
+// SIGTERM or SIGINT.
 package main
 
 import (
-	"context"
-	"crypto/tls"
-	"crypto/x509"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"log"
-	"net/http"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
-	"github.com/kinformer/kinformer/bench/streamserver"
+	"github.com/kinformer/kinformer/bench/internal/streamserver"
 )
 
 func main() {
 	log.SetFlags(log.Ltime | log.Lmicroseconds)
 	log.SetPrefix("streamserver: ")
-	var err error
-	if len(os.Args) > 1 && os.Args[1] == "ceiling" {
-		err = ceiling(os.Args[2:])
-	} else {
-		err = serve(os.Args[1:])
-	}
-	if err != nil {
+	if err := serve(os.Args[1:]); err != nil {
 		log.Print(err)
 		os.Exit(1)
 	}
@@ -111,62 +97,4 @@ func serve(args []string) error {
 	st := s.Stats()
 	log.Printf("%v: %d lists, %d watches, %d events, %d bytes sent", got, st.Lists, st.Watches, st.Events, st.Bytes)
 	return err
-}
-
-func ceiling(args []string) error {
-	fs := flag.NewFlagSet("streamserver ceiling", flag.ExitOnError)
-	var o streamserver.CeilingOptions
-	fs.StringVar(&o.URL, "url", "", "the server's base URL (required)")
-	fs.StringVar(&o.Resource, "resource", "pods", "resource to read")
-	fs.StringVar(&o.Namespace, "namespace", "bench", `namespace ("-" for all)`)
-	fs.IntVar(&o.Events, "events", 100000, "watch events to read per mode (the server's -watch-events must be 0 or at least this)")
-	fs.IntVar(&o.Limit, "limit", 500, "list page size (-1: one page)")
-	fs.BoolVar(&o.MetadataOnly, "metadata-only", false, "ask for PartialObjectMetadata")
-	fs.BoolVar(&o.Latency, "latency", false, "in mode frame, also time each stamped event from its send time (the server's -rate must be set)")
-	modes := fs.String("modes", "frame,tokenize", "watch measurements, in order")
-	list := fs.Bool("list", false, "also time reading the whole paginated list (list-frame, list-tokenize)")
-	ca := fs.String("ca", "", "PEM file of the certificate to trust (for https)")
-	h2 := fs.Bool("http2", true, "use HTTP/2 over https (as client-go does)")
-	timeout := fs.Duration("timeout", 10*time.Minute, "give up after this long")
-	_ = fs.Parse(args)
-	if o.URL == "" || fs.NArg() > 0 {
-		fs.Usage()
-		return errors.New("ceiling needs -url and no arguments")
-	}
-	tr := &http.Transport{DisableCompression: true, ForceAttemptHTTP2: *h2}
-	if *ca != "" {
-		pem, err := os.ReadFile(*ca)
-		if err != nil {
-			return err
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return fmt.Errorf("%s: no certificate", *ca)
-		}
-		tr.TLSClientConfig = &tls.Config{RootCAs: pool}
-	}
-	o.Client = &http.Client{Transport: tr}
-	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
-	defer cancel()
-	out := json.NewEncoder(os.Stdout)
-	for _, m := range strings.Split(*modes, ",") {
-		if m = strings.TrimSpace(m); m == "" {
-			continue
-		}
-		r, err := streamserver.CeilingWatch(ctx, o, m)
-		if err != nil {
-			return fmt.Errorf("%s: %w", m, err)
-		}
-		_ = out.Encode(r)
-	}
-	if *list {
-		for _, m := range []string{"frame", "tokenize"} {
-			r, err := streamserver.CeilingList(ctx, o, m)
-			if err != nil {
-				return fmt.Errorf("list-%s: %w", m, err)
-			}
-			_ = out.Encode(r)
-		}
-	}
-	return nil
 }

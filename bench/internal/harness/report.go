@@ -1,0 +1,256 @@
+package harness
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// outcome returns the engine's outcome of scenario id, or nil.
+func (r *Report) outcome(id, engine string) *Outcome {
+	for _, o := range r.Outcomes {
+		if o.Scenario.ID == id && o.Engine == engine {
+			return o
+		}
+	}
+	return nil
+}
+
+// median is the median of m for engine on scenario id (NaN when not measured).
+func (r *Report) median(id, engine string, m Metric) float64 {
+	o := r.outcome(id, engine)
+	if o == nil {
+		return math.NaN()
+	}
+	s := spreadOf(o.Results, m)
+	if s.N == 0 {
+		return math.NaN()
+	}
+	return s.Median
+}
+
+func (r *Report) ceiling(mode string) Spread {
+	var rs []float64
+	for _, c := range r.Ceilings[mode] {
+		rs = append(rs, c.EventsPerSec)
+	}
+	if len(rs) == 0 {
+		return Spread{}
+	}
+	slices.Sort(rs)
+	return Spread{Median: rs[len(rs)/2], Min: rs[0], Max: rs[len(rs)-1], N: len(rs)}
+}
+
+func (r *Report) ceilingMBps(mode string) float64 {
+	var rs []float64
+	for _, c := range r.Ceilings[mode] {
+		rs = append(rs, c.MBPerSec)
+	}
+	if len(rs) == 0 {
+		return math.NaN()
+	}
+	slices.Sort(rs)
+	return rs[len(rs)/2]
+}
+
+// target is one of the issue's targets, as measured.
+type target struct {
+	What     string
+	Want     float64
+	AtLeast  bool // the measured value must be at least Want (else at most)
+	Got      float64
+	Unit     string
+	Proxy    string // set when a smaller scenario stands in for the named one
+	Scenario string
+}
+
+func (t target) verdict() string {
+	switch {
+	case math.IsNaN(t.Got):
+		return "not measured"
+	case t.AtLeast && t.Got >= t.Want, !t.AtLeast && t.Got <= t.Want:
+		return "met"
+	case t.AtLeast:
+		return fmt.Sprintf("missed: %.0f%% of the target", 100*t.Got/t.Want)
+	}
+	return fmt.Sprintf("missed: %.2f× the target", t.Got/t.Want)
+}
+
+func (r *Report) targets() []target {
+	ratio := func(id string, m Metric, invert bool) float64 {
+		k, c := r.median(id, Kinformer, m), r.median(id, ClientGo, m)
+		if invert {
+			return c / k
+		}
+		return k / c
+	}
+	syncID, proxy := "sync-100k-pods", ""
+	if r.outcome(syncID, Kinformer) == nil {
+		syncID, proxy = "sync-10k-pods", "10k pods (100k runs in make bench-full)"
+	}
+	ts := []target{
+		{What: "steady watch events/s, kinformer ÷ client-go", Want: 4, AtLeast: true, Got: ratio("watch-pods", mRate, false), Unit: "×", Scenario: "watch-pods"},
+		{What: "100k-pod sync, client-go's time ÷ kinformer's", Want: 2.5, AtLeast: true, Got: ratio(syncID, mSync, true), Unit: "×", Proxy: proxy, Scenario: syncID},
+		{What: "heap per cached pod, kinformer ÷ client-go", Want: 0.4, Got: ratio("sync-10k-pods", mHeapObj, false), Unit: "×", Scenario: "sync-10k-pods"},
+		{What: "peak RSS of a 100k sync, kinformer ÷ client-go", Want: 0.5, Got: ratio(syncID, mRSS, false), Unit: "×", Proxy: proxy, Scenario: syncID},
+		{What: "kinformer p99 watch→handler at 5k events/s", Want: 1000, Got: r.median("latency-5k", Kinformer, mP99), Unit: " µs", Scenario: "latency-5k"},
+		{What: "kinformer heap per cached object, metadata only", Want: 1000, Got: r.median("sync-10k-pods-metadata", Kinformer, mHeapObj), Unit: " B", Scenario: "sync-10k-pods-metadata"},
+	}
+	if floor := r.median("latency-5k", Floor, mP99); !math.IsNaN(floor) {
+		ts[4].What += fmt.Sprintf(" (the read+frame floor's p99 here: %s µs)", fmtNum(floor))
+	}
+	tok := r.ceiling("tokenize")
+	frac := math.NaN()
+	if tok.N > 0 {
+		frac = r.median("watch-pods", Kinformer, mRate) / tok.Median
+	}
+	ts = append(ts, target{What: "kinformer's watch throughput ÷ read+tokenize limit", Want: 0.5, AtLeast: true, Got: frac, Unit: "×", Scenario: "watch-pods"})
+	return ts
+}
+
+// Markdown writes the report.
+func (r *Report) Markdown() string {
+	var b strings.Builder
+	e := r.Env
+	fmt.Fprintf(&b, "# List/watch benchmark: kinformer and client-go side by side\n\n")
+	fmt.Fprintf(&b, "Measured %s on %s (%d cores, %.0f GiB), %s, commit %s; `make bench%s` (%s plan, %d runs per engine and scenario, engines alternating; %s in all). ",
+		e.Date.Format("2006-01-02 15:04 MST"), orUnknown(e.CPU), e.Cores, e.MemoryGiB, e.GoVersion, orUnknown(e.Commit),
+		map[string]string{"full": "-full"}[r.Plan.Mode], r.Plan.Mode, r.Plan.Runs, r.Took.Round(1e9))
+	b.WriteString("Each figure is the median of the runs, with the minimum and maximum in brackets. Each run is a fresh stream server (bench/cmd/streamserver) and a fresh runner process: bench/cmd/kinformer-runner, or client-go v0.36.3's shared informer in bench/clientgo/cmd/clientgo-runner. Both runners measure with the same code (bench/measure), decode typed objects, and strip managedFields unless a scenario says otherwise. Targets are printed, never asserted.\n\n")
+
+	b.WriteString("## Targets\n\n| target | want | measured | verdict |\n| --- | --- | --- | --- |\n")
+	missed := false
+	for _, t := range r.targets() {
+		op := "≤"
+		if t.AtLeast {
+			op = "≥"
+		}
+		what := t.What
+		if t.Proxy != "" {
+			what += ", measured on " + t.Proxy
+		}
+		fmt.Fprintf(&b, "| %s | %s %s%s | %s%s | %s |\n", what, op, human(t.Want), t.Unit, fmtNum(t.Got), t.Unit, t.verdict())
+		missed = missed || strings.HasPrefix(t.verdict(), "missed")
+	}
+	if missed && r.Analysis != "" {
+		b.WriteString("\n## The misses: what the profiles show\n\n(from bench/results/analysis.md, written by hand for the runs it names)\n\n")
+		b.WriteString(strings.TrimSpace(r.Analysis) + "\n")
+	}
+	b.WriteString("\n![watch events per second](events.svg)\n\n![heap per cached object](memory.svg)\n\n![watch to handler latency](latency.svg)\n\n![time to synced](sync.svg)\n\n")
+
+	if len(r.Ceilings) > 0 {
+		b.WriteString("## The limit line\n\nThe same watch stream (1,000 pods, the same event sequence) read by a client that does nothing but frame the events, and by one that tokenizes them with encoding/json, next to kinformer's full decode into the cache:\n\n| reader | events/s | MB/s | kinformer as a fraction |\n| --- | --- | --- | --- |\n")
+		k := r.median("watch-pods", Kinformer, mRate)
+		for _, mode := range []string{"frame", "tokenize"} {
+			s := r.ceiling(mode)
+			if s.N == 0 {
+				continue
+			}
+			fmt.Fprintf(&b, "| read + %s | %s (%s–%s) | %.0f | %.2f |\n", map[string]string{"frame": "frame", "tokenize": "tokenize (encoding/json)"}[mode],
+				human(s.Median), human(s.Min), human(s.Max), r.ceilingMBps(mode), k/s.Median)
+		}
+		b.WriteString("\n")
+	}
+
+	b.WriteString("## Scenarios\n\n")
+	seen := map[string]bool{}
+	for _, o := range r.Outcomes {
+		sc := o.Scenario
+		if seen[sc.ID] {
+			continue
+		}
+		seen[sc.ID] = true
+		fmt.Fprintf(&b, "### %s\n\n`%s` · server `%s` · runner `%s`\n\n", sc.Title, sc.ID, strings.Join(sc.Server, " "), strings.Join(sc.Runner, " "))
+		if sc.Server == nil {
+			fmt.Fprintf(&b, "(against a real kube-apiserver + etcd started on loopback, %d pods created through the API first)\n\n", sc.RealPods)
+		}
+		b.WriteString("| |")
+		for _, e := range sc.Engines {
+			fmt.Fprintf(&b, " %s |", e)
+		}
+		if len(sc.Engines) > 1 {
+			b.WriteString(" kinformer ÷ client-go |")
+		}
+		b.WriteString("\n| --- |" + strings.Repeat(" --- |", len(sc.Engines)+min(1, len(sc.Engines)-1)) + "\n")
+		for _, m := range metricsOf[sc.Kind] {
+			unit := ""
+			if m.Unit != "" {
+				unit = " (" + m.Unit + ")"
+			}
+			fmt.Fprintf(&b, "| %s%s |", m.Name, unit)
+			for _, e := range sc.Engines {
+				var s Spread
+				if eo := r.outcome(sc.ID, e); eo != nil { // nil: the engine was not run
+					s = spreadOf(eo.Results, m)
+				}
+				if s.N == 0 {
+					b.WriteString(" – |")
+					continue
+				}
+				fmt.Fprintf(&b, " %s (%s–%s) |", fmtNum(s.Median), fmtNum(s.Min), fmtNum(s.Max))
+			}
+			if len(sc.Engines) > 1 {
+				fmt.Fprintf(&b, " %s |", fmtNum(r.median(sc.ID, Kinformer, m)/r.median(sc.ID, ClientGo, m)))
+			}
+			b.WriteString("\n")
+		}
+		b.WriteString("\n")
+		for _, e := range sc.Engines {
+			if eo := r.outcome(sc.ID, e); eo != nil && len(eo.Errors) > 0 {
+				fmt.Fprintf(&b, "%s failed %d run(s): %s\n\n", e, len(eo.Errors), eo.Errors[0])
+			}
+		}
+	}
+	return b.String()
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+// fmtNum writes a figure for a table: three significant figures, no exponent.
+func fmtNum(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "–"
+	}
+	return human(v)
+}
+
+// human writes v with three significant figures (two below 1) and a k/M suffix.
+func human(v float64) string {
+	switch a := math.Abs(v); {
+	case a >= 999.5e3:
+		return fmt.Sprintf("%.3gM", v/1e6)
+	case a >= 999.5:
+		return fmt.Sprintf("%.3gk", v/1e3)
+	case a >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case a >= 1:
+		return fmt.Sprintf("%.3g", v)
+	case a == 0:
+		return "0"
+	}
+	return fmt.Sprintf("%.2g", v)
+}
+
+// Write writes latest.md and the charts into dir.
+func (r *Report) Write(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "latest.md"), []byte(r.Markdown()), 0o644); err != nil {
+		return err
+	}
+	for name, svg := range r.charts() {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(svg), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}

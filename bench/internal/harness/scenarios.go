@@ -1,0 +1,131 @@
+package harness
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Kinds of scenario; each reports its own metrics (see metricsOf).
+const (
+	KindSync    = "sync"
+	KindWatch   = "watch"
+	KindLatency = "latency"
+	KindFanout  = "fanout"
+	KindCeiling = "ceiling"
+)
+
+// The engines, as the runners name themselves in their results.
+const (
+	Kinformer        = "kinformer"
+	ClientGo         = "client-go"
+	ClientGoProtobuf = "client-go-protobuf"
+	// Floor is no engine: the ceiling client (bench/cmd/ceiling) reading and framing the
+	// same watch, timing each event as the runners do. Its latency is what this machine
+	// and the server cost any client, before decoding.
+	Floor = "read+frame"
+)
+
+// Scenario is one measurement, run by every engine in Engines, Runs times each.
+type Scenario struct {
+	ID, Title string
+	Kind      string
+	// Server are the stream server's flags; nil means the real kube-apiserver (RealPods
+	// pods created through the API first).
+	Server   []string
+	TLS      bool
+	RealPods int
+	// Runner are the runners' flags, besides where the server is.
+	Runner  []string
+	Engines []string
+	Timeout time.Duration
+	// Rate (events/s, 0 = full speed) and Handlers label the charts.
+	Rate, Handlers int
+}
+
+// Plan is the scenarios of one harness run.
+type Plan struct {
+	Mode      string
+	Runs      int
+	Scenarios []Scenario
+}
+
+// podsServer is the stream server of pods; events 0 sends none (a sync is weighed on a
+// quiet cache), else that many per watch.
+func podsServer(objects, events, rate int) []string {
+	if events == 0 {
+		events = -1
+	}
+	return []string{"-profile", "pods", "-objects", strconv.Itoa(objects), "-namespace", "bench",
+		"-watch-events", strconv.Itoa(events), "-rate", strconv.Itoa(rate)}
+}
+
+func runner(kind, resource string, objects, events int, extra ...string) []string {
+	return append([]string{"-scenario", kind, "-resource", resource, "-namespace", "bench",
+		"-objects", strconv.Itoa(objects), "-events", strconv.Itoa(events)}, extra...)
+}
+
+var both = []string{Kinformer, ClientGo}
+
+// Short is `make bench`: every kind of scenario, small enough for a few minutes.
+func Short() Plan {
+	const watchEvents = 50000
+	p := Plan{Mode: "short", Runs: 3}
+	p.Scenarios = append(p.Scenarios,
+		Scenario{ID: "ceiling-pods", Title: "The limit line: the same watch bytes read and framed, and tokenized with encoding/json",
+			Kind: KindCeiling, Server: podsServer(1000, watchEvents, 0), Runner: []string{"-resource", "pods", "-events", strconv.Itoa(watchEvents)}},
+		Scenario{ID: "sync-10k-pods", Title: "Initial sync of 10k pods (list+watch, managedFields stripped)",
+			Kind: KindSync, Server: podsServer(10000, 0, 0), Runner: runner(KindSync, "pods", 10000, 0), Engines: both},
+		Scenario{ID: "sync-10k-pods-streaming", Title: "Initial sync of 10k pods by streaming list",
+			Kind: KindSync, Server: podsServer(10000, 0, 0), Runner: runner(KindSync, "pods", 10000, 0, "-streaming-list"), Engines: both},
+		Scenario{ID: "watch-pods", Title: "Steady watch: pod MODIFIED/DELETED/ADDED events at full speed to a no-op handler",
+			Kind: KindWatch, Server: podsServer(1000, watchEvents, 0), Runner: runner(KindWatch, "pods", 1000, watchEvents), Engines: both},
+	)
+	for _, rate := range []int{1000, 5000, 20000} {
+		events := rate * 3 // three seconds at the rate
+		p.Scenarios = append(p.Scenarios, Scenario{ID: fmt.Sprintf("latency-%dk", rate/1000),
+			Title: fmt.Sprintf("Watch→handler latency at %d events/s (the server stamps the send time)", rate),
+			Kind:  KindLatency, Server: podsServer(1000, events, rate), Runner: runner(KindLatency, "pods", 1000, events),
+			Engines: []string{Kinformer, ClientGo, Floor}, Rate: rate})
+	}
+	for _, h := range []int{1, 4, 16} {
+		extra := []string{"-handlers", strconv.Itoa(h)}
+		title := fmt.Sprintf("Fan-out to %d handler(s) at full speed", h)
+		if h > 1 {
+			extra = append(extra, "-slow-handler", "1ms")
+			title = fmt.Sprintf("Fan-out to %d handlers at full speed, one of them slow (1 ms per event)", h)
+		}
+		p.Scenarios = append(p.Scenarios, Scenario{ID: fmt.Sprintf("fanout-%d", h), Title: title, Kind: KindFanout,
+			Server: podsServer(1000, 20000, 0), Runner: runner(KindFanout, "pods", 1000, 20000, extra...),
+			Engines: both, Handlers: h})
+	}
+	p.Scenarios = append(p.Scenarios, Scenario{ID: "sync-10k-pods-metadata",
+		Title: "Initial sync of 10k pods, metadata only (PartialObjectMetadata)", Kind: KindSync,
+		Server: podsServer(10000, 0, 0), Runner: runner(KindSync, "pods", 10000, 0, "-metadata-only"), Engines: both})
+	return p
+}
+
+// Full is `make bench-full`: Short's scenarios at their full size, and the large ones.
+func Full() Plan {
+	p := Short()
+	p.Mode = "full"
+	p.Scenarios = append(p.Scenarios,
+		Scenario{ID: "sync-10k-pods-managedfields", Title: "Initial sync of 10k pods, managedFields kept",
+			Kind: KindSync, Server: podsServer(10000, 0, 0), Runner: runner(KindSync, "pods", 10000, 0, "-keep-managed-fields"), Engines: both},
+		Scenario{ID: "sync-10k-pods-tls", Title: "Initial sync of 10k pods over HTTPS",
+			Kind: KindSync, Server: podsServer(10000, 0, 0), TLS: true, Runner: runner(KindSync, "pods", 10000, 0), Engines: both},
+		Scenario{ID: "sync-100k-pods", Title: "Initial sync of 100k pods",
+			Kind: KindSync, Server: podsServer(100000, 0, 0), Runner: runner(KindSync, "pods", 100000, 0), Engines: both,
+			Timeout: 5 * time.Minute},
+		Scenario{ID: "sync-10k-configmaps", Title: "Initial sync of 10k small ConfigMaps",
+			Kind: KindSync, Server: []string{"-profile", "configmaps", "-objects", "10000", "-namespace", "bench", "-watch-events", "-1"},
+			Runner: runner(KindSync, "configmaps", 10000, 0), Engines: both},
+		Scenario{ID: "sync-400-secrets", Title: "Initial sync of 400 Secrets of 1 MB (the watch-list KEP's case)",
+			Kind: KindSync, Server: []string{"-profile", "secrets", "-objects", "400", "-namespace", "bench", "-watch-events", "-1"},
+			Runner: runner(KindSync, "secrets", 400, 0), Engines: both, Timeout: 5 * time.Minute},
+		Scenario{ID: "real-sync-10k-pods", Title: "Initial sync of 10k pods from the real kube-apiserver v1.36 (created through the API)",
+			Kind: KindSync, RealPods: 10000, Runner: runner(KindSync, "pods", 10000, 0),
+			Engines: []string{Kinformer, ClientGo, ClientGoProtobuf}, Timeout: 5 * time.Minute},
+	)
+	return p
+}

@@ -1,0 +1,100 @@
+package codec
+
+import (
+	"testing"
+	"unsafe"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// Decoding keeps no part of its input: every kept byte is a copy.
+func TestDecodeRetainsNoInput(t *testing.T) {
+	data := realisticPod(t)
+	p := decodeTest(t, data, Options{})
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(data)))
+	inside := func(p unsafe.Pointer) bool {
+		return uintptr(p) >= base && uintptr(p) < base+uintptr(cap(data))
+	}
+	for _, u := range []unknown{p.Metadata.Unknown, p.Spec.Unknown, p.Status.Unknown, p.Status.Conditions[0].Unknown} {
+		if len(u.m.b) == 0 {
+			t.Errorf("an Unknown without members: the test decodes the wrong document")
+		}
+		if inside(unsafe.Pointer(unsafe.SliceData(u.m.b))) {
+			t.Errorf("an Unknown refers into the input")
+		}
+	}
+	for _, s := range []string{p.Metadata.Name, p.Metadata.Namespace, p.Metadata.UID, p.Spec.NodeName, p.Metadata.OwnerReferences[0].Name, p.Metadata.Labels["app"], p.Status.Conditions[0].Type} {
+		if s == "" || inside(unsafe.Pointer(unsafe.StringData(s))) {
+			t.Errorf("string %q is empty or refers into the input", s)
+		}
+	}
+}
+
+// Short strings are interned, except the members Metadata.NotInterned names.
+func TestDecodeInterns(t *testing.T) {
+	data := []byte(`{"metadata":{"name":"web-1","namespace":"team-1","uid":"u-1"},"spec":{"nodeName":"node-1"}}`)
+	if internSlot([]byte("team-1")) == internSlot([]byte("node-1")) {
+		t.Skip("the two interned strings share a slot under this process's seed")
+	}
+	a, b := decodeTest(t, data, Options{}), decodeTest(t, data, Options{})
+	same := func(x, y string) bool { return unsafe.StringData(x) == unsafe.StringData(y) }
+	for _, tt := range []struct {
+		what   string
+		x, y   string
+		shared bool
+	}{
+		{"namespace", a.Metadata.Namespace, b.Metadata.Namespace, true},
+		{"node name", a.Spec.NodeName, b.Spec.NodeName, true},
+		{"name", a.Metadata.Name, b.Metadata.Name, false},
+		{"uid", a.Metadata.UID, b.Metadata.UID, false},
+	} {
+		if same(tt.x, tt.y) != tt.shared {
+			t.Errorf("%s %q: shared %v, want %v", tt.what, tt.x, !tt.shared, tt.shared)
+		}
+	}
+}
+
+// Options change the top-level metadata only: a pod template's managedFields stay.
+func TestDecodeOptions(t *testing.T) {
+	data := []byte(`{"metadata":{"name":"p","labels":{"a":"b"},"managedFields":[1]},
+	  "spec":{"template":{"metadata":{"managedFields":[2]}}}}`)
+	tab := NewMapTable()
+	for _, tt := range []struct {
+		opts    Options
+		managed string
+	}{
+		{Options{}, "[1]"},
+		{Options{DropManagedFields: true}, ""},
+		{Options{Maps: tab}, "[1]"},
+		{Options{DropManagedFields: true, Maps: tab}, ""},
+	} {
+		p := decodeTest(t, data, tt.opts)
+		if got := string(p.Metadata.Unknown.m.Get("managedFields")); got != tt.managed {
+			t.Errorf("%+v: managedFields %q, want %q", tt.opts, got, tt.managed)
+		}
+		if got := string(p.Spec.Unknown.m.Get("template")); got != `{"metadata":{"managedFields":[2]}}` {
+			t.Errorf("%+v: the template changed: %s", tt.opts, got)
+		}
+		if d := cmp.Diff(map[string]string{"a": "b"}, p.Metadata.Labels); d != "" {
+			t.Errorf("%+v: labels (-want +got):\n%s", tt.opts, d)
+		}
+	}
+}
+
+// A Text type's function takes its plain strings; null and escapes go to its
+// UnmarshalJSON.
+func TestDecodeText(t *testing.T) {
+	for _, tt := range []struct {
+		value string
+		want  string
+	}{
+		{`"2026-01-02T03:04:05Z"`, "2026-01-02T03:04:05Z"},
+		{`"2026-01-02T03:04:05\u005a"`, "2026-01-02T03:04:05Z"},
+		{`null`, "0001-01-01T00:00:00Z"},
+	} {
+		p := decodeTest(t, []byte(`{"status":{"conditions":[{"type":"Ready","lastTransitionTime":`+tt.value+`}]}}`), Options{})
+		if got := p.Status.Conditions[0].LastTransitionTime.UTC().Format("2006-01-02T15:04:05Z07:00"); got != tt.want {
+			t.Errorf("%s: %s, want %s", tt.value, got, tt.want)
+		}
+	}
+}

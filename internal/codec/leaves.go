@@ -1,0 +1,238 @@
+package codec
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"unsafe"
+
+	"github.com/kinformer/kinformer/internal/jsonscan"
+)
+
+// The decodeFuncs of the fields a table does not decode itself: strings, numbers,
+// booleans, pointers, slices, labels and annotations, raw JSON, and types with an
+// UnmarshalJSON of their own. Each takes the plain common case itself and hands anything
+// else to encoding/json, so that results and errors stay encoding/json's.
+
+func decodeString(typ reflect.Type, intern bool) decodeFunc {
+	fallback := decodeFallback(typ)
+	return func(data []byte, i int, p unsafe.Pointer) (int, error) {
+		if end, plain := jsonscan.String(data, i); plain {
+			if intern {
+				*(*string)(p) = internString(data[i+1 : end-1])
+			} else {
+				*(*string)(p) = string(data[i+1 : end-1])
+			}
+			return end, nil
+		}
+		return fallback(data, i, p)
+	}
+}
+
+func decodeInt(typ reflect.Type) decodeFunc {
+	fallback := decodeFallback(typ)
+	bits := typ.Bits()
+	return func(data []byte, i int, p unsafe.Pointer) (int, error) {
+		j := i
+		if j < len(data) && data[j] == '-' {
+			j++
+		}
+		digits := j
+		var n int64
+		for j < len(data) && data[j] >= '0' && data[j] <= '9' {
+			n = n*10 + int64(data[j]-'0')
+			j++
+		}
+		if j == digits || j-digits > 18 || (j < len(data) && !jsonscan.EndsScalar(data[j])) {
+			return fallback(data, i, p) // not a plain integer (or too long to add up safely)
+		}
+		if data[i] == '-' {
+			n = -n
+		}
+		if bits == 32 {
+			if n != int64(int32(n)) {
+				return fallback(data, i, p)
+			}
+			*(*int32)(p) = int32(n)
+		} else {
+			*(*int64)(p) = n
+		}
+		return j, nil
+	}
+}
+
+func decodeBool(typ reflect.Type) decodeFunc {
+	fallback := decodeFallback(typ)
+	return func(data []byte, i int, p unsafe.Pointer) (int, error) {
+		switch {
+		case literalAt(data, i, "true"):
+			*(*bool)(p) = true
+			return i + 4, nil
+		case literalAt(data, i, "false"):
+			*(*bool)(p) = false
+			return i + 5, nil
+		}
+		return fallback(data, i, p)
+	}
+}
+
+// decodePointer allocates a new value for a pointer field; null makes it nil.
+func decodePointer(typ reflect.Type, elem decodeFunc) decodeFunc {
+	elemType := typ.Elem()
+	return func(data []byte, i int, p unsafe.Pointer) (int, error) {
+		if isNull(data, i) {
+			*(*unsafe.Pointer)(p) = nil
+			return i + 4, nil
+		}
+		v := reflect.New(elemType).UnsafePointer()
+		end, err := elem(data, i, v)
+		if err != nil {
+			return -1, err
+		}
+		*(*unsafe.Pointer)(p) = v
+		return end, nil
+	}
+}
+
+// decodeSlice counts the elements first, so that the slice is allocated at its size.
+func decodeSlice(typ reflect.Type, elem decodeFunc) decodeFunc {
+	fallback := decodeFallback(typ)
+	size := typ.Elem().Size()
+	return func(data []byte, i int, p unsafe.Pointer) (int, error) {
+		if data[i] != '[' {
+			if isNull(data, i) {
+				reflect.NewAt(typ, p).Elem().SetZero()
+				return i + 4, nil
+			}
+			return fallback(data, i, p)
+		}
+		n := 0
+		for j := jsonscan.SkipSpace(data, i+1); j < len(data) && data[j] != ']'; n++ {
+			end := jsonscan.ValueEnd(data, j)
+			if end <= j {
+				return -1, errors.New("malformed JSON array")
+			}
+			j = end
+			if j = jsonscan.SkipSpace(data, j); j < len(data) && data[j] == ',' {
+				j = jsonscan.SkipSpace(data, j+1)
+			}
+		}
+		s := reflect.MakeSlice(typ, n, n)
+		reflect.NewAt(typ, p).Elem().Set(s)
+		base := s.UnsafePointer()
+		j := jsonscan.SkipSpace(data, i+1)
+		for k := range n {
+			if j >= len(data) {
+				return -1, errors.New("malformed JSON array")
+			}
+			end, err := elem(data, j, unsafe.Add(base, uintptr(k)*size))
+			if err != nil {
+				return -1, err
+			}
+			if j = jsonscan.SkipSpace(data, end); j < len(data) && data[j] == ',' {
+				j = jsonscan.SkipSpace(data, j+1)
+			}
+		}
+		if j >= len(data) || data[j] != ']' {
+			return -1, errors.New("malformed JSON array")
+		}
+		return j + 1, nil
+	}
+}
+
+// decodeStringMap decodes labels and annotations: the map is made at its size, its keys
+// and short values interned. A value that is not a string goes to encoding/json.
+func decodeStringMap(data []byte, i int, p unsafe.Pointer) (int, error) {
+	m := (*map[string]string)(p)
+	if data[i] != '{' {
+		if isNull(data, i) {
+			*m = nil
+			return i + 4, nil
+		}
+		return decodeStringMapFallback(data, i, p)
+	}
+	var pairs [16][2]string
+	kvs := pairs[:0]
+	j, more := jsonscan.FirstMember(data, i)
+	for more {
+		nameEnd, plain, v := jsonscan.Member(data, j)
+		if v < 0 {
+			return -1, errors.New("malformed JSON object")
+		}
+		key, ok := mapString(data, j, nameEnd, plain)
+		valueEnd, plain := jsonscan.String(data, v)
+		if !ok || valueEnd < 0 {
+			return decodeStringMapFallback(data, i, p)
+		}
+		value, ok := mapString(data, v, valueEnd, plain)
+		if !ok {
+			return decodeStringMapFallback(data, i, p)
+		}
+		kvs = append(kvs, [2]string{key, value})
+		if j, more = jsonscan.NextMember(data, valueEnd); j < 0 {
+			return -1, errors.New("malformed JSON object")
+		}
+	}
+	*m = make(map[string]string, len(kvs))
+	for _, kv := range kvs {
+		(*m)[kv[0]] = kv[1]
+	}
+	return j, nil
+}
+
+// mapString returns the string data[start:end], interned unless it has escapes; ok is
+// false if it has escapes that do not decode.
+func mapString(data []byte, start, end int, plain bool) (s string, ok bool) {
+	if plain {
+		return internString(data[start+1 : end-1]), true
+	}
+	err := json.Unmarshal(data[start:end], &s)
+	return s, err == nil
+}
+
+func decodeStringMapFallback(data []byte, i int, p unsafe.Pointer) (int, error) {
+	*(*map[string]string)(p) = nil // a new map, as the fast path makes
+	return decodeFallback(stringMapType)(data, i, p)
+}
+
+// decodeRawMessage keeps a copy of the value (null included, as encoding/json does).
+func decodeRawMessage(data []byte, i int, p unsafe.Pointer) (int, error) {
+	end := jsonscan.ValueEnd(data, i)
+	if end < 0 {
+		return -1, errors.New("malformed JSON value")
+	}
+	*(*json.RawMessage)(p) = bytes.Clone(data[i:end])
+	return end, nil
+}
+
+// decodeUnmarshaler hands the value to the type's own UnmarshalJSON.
+func decodeUnmarshaler(typ reflect.Type) decodeFunc {
+	return func(data []byte, i int, p unsafe.Pointer) (int, error) {
+		end := jsonscan.ValueEnd(data, i)
+		if end < 0 {
+			return -1, errors.New("malformed JSON value")
+		}
+		return end, reflect.NewAt(typ, p).Interface().(json.Unmarshaler).UnmarshalJSON(data[i:end])
+	}
+}
+
+// decodeFallback decodes the value with encoding/json: for what the fast paths do not
+// take, so that results and errors are encoding/json's.
+func decodeFallback(typ reflect.Type) decodeFunc {
+	return func(data []byte, i int, p unsafe.Pointer) (int, error) {
+		end := jsonscan.ValueEnd(data, i)
+		if end < 0 {
+			return -1, errors.New("malformed JSON value")
+		}
+		return end, json.Unmarshal(data[i:end], reflect.NewAt(typ, p).Interface())
+	}
+}
+
+func isNull(data []byte, i int) bool { return literalAt(data, i, "null") }
+
+// literalAt reports whether the literal lit (true, false, null) is at data[i].
+func literalAt(data []byte, i int, lit string) bool {
+	end := i + len(lit)
+	return end <= len(data) && string(data[i:end]) == lit && (end == len(data) || jsonscan.EndsScalar(data[end]))
+}

@@ -1,0 +1,167 @@
+package codec
+
+import (
+	"hash/maphash"
+	"maps"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/kinformer/kinformer/internal/jsonscan"
+)
+
+// MapTable makes the objects of one cache share equal label and annotation maps: the
+// pods of one ReplicaSet carry the same labels, and so does an object from one update
+// to the next, yet each decode builds a new Go map, which costs far more than its pairs.
+// Objects decoded with Options.Maps set to a table get the table's map when it holds
+// exactly what the JSON text says, and a map is built only on a miss; Share does the
+// same for a map already built (an informer's, after a transform). Package object names
+// this type MapTable.
+//
+// A table belongs to one cache (an informer makes its own), because a shared map is
+// only as safe as the least careful code that can reach it: a handler that changes a
+// label in place changes it in every object holding that map. With one table per
+// informer, such a mistake stays inside that informer's cache, and its cache mutation
+// detector can name it.
+//
+// The table is lossy and bounded, like the intern table: mapSlots slots, each the last
+// map stored under its hash, read and written without a lock. A map is found by a hash
+// of its pairs, summed so that their order makes no difference (a JSON text and a Go map
+// of the same pairs hash alike), and every candidate is compared pair by pair before it
+// is handed out, so a collision costs a build, never a wrong map. The zero value is not
+// usable: call NewMapTable.
+type MapTable struct {
+	seed  maphash.Seed
+	slots [mapSlots]atomic.Pointer[map[string]string]
+	// variants are the decode tables of objects whose metadata's maps go through this
+	// table, by the table they are a copy of (built on first use; see variant).
+	variants sync.Map
+}
+
+const (
+	mapSlots = 1 << 11
+	// Texts longer than sharedMapMax bytes, and maps of more than sharedPairsMax pairs,
+	// are built as usual: they rarely repeat, and cost more to check.
+	sharedMapMax   = 1024
+	sharedPairsMax = 16
+)
+
+// NewMapTable returns an empty table.
+func NewMapTable() *MapTable { return &MapTable{seed: maphash.MakeSeed()} }
+
+// Share returns the table's map equal to m if it has one; otherwise it records m and
+// returns it. m must not be changed afterwards.
+func (t *MapTable) Share(m map[string]string) map[string]string {
+	if len(m) == 0 || len(m) > sharedPairsMax {
+		return m
+	}
+	var h uint64
+	for k, v := range m {
+		h += t.pairHash(k, v)
+	}
+	slot := t.slot(h)
+	if shared := slot.Load(); shared != nil && maps.Equal(*shared, m) {
+		return *shared
+	}
+	slot.Store(&m)
+	return m
+}
+
+func (t *MapTable) pairHash(k, v string) uint64 {
+	return maphash.String(t.seed, k)*0x9e3779b97f4a7c15 ^ maphash.String(t.seed, v)
+}
+
+func (t *MapTable) slot(h uint64) *atomic.Pointer[map[string]string] {
+	return &t.slots[h&(mapSlots-1)]
+}
+
+// pairSpan is where one key or value's bytes are in a text, quotes excluded.
+type pairSpan struct{ start, end int32 }
+
+// decodeMap is decodeStringMap with the table in front of it.
+func (t *MapTable) decodeMap(data []byte, i int, p unsafe.Pointer) (int, error) {
+	var spans [2 * sharedPairsMax]pairSpan
+	h, pairs, end := t.textHash(data, i, &spans)
+	if end < 0 {
+		return decodeStringMap(data, i, p) // not a plain object of strings: no sharing
+	}
+	slot := t.slot(h)
+	if m := slot.Load(); m != nil && len(*m) == pairs && holds(*m, data, spans[:2*pairs]) {
+		*(*map[string]string)(p) = *m
+		return end, nil
+	}
+	n, err := decodeStringMap(data, i, p)
+	if m := *(*map[string]string)(p); err == nil && len(m) == pairs && pairs > 0 {
+		slot.Store(&m) // a repeated key makes fewer entries than pairs: not stored under h
+	}
+	return n, err
+}
+
+// textHash hashes the pairs of the JSON object at data[i] as Share hashes a map's, and
+// records where each key and value is. end is -1 (and nothing else is meaningful) when
+// the text is not an object of at most sharedPairsMax pairs of strings without escapes,
+// within sharedMapMax bytes.
+func (t *MapTable) textHash(data []byte, i int, spans *[2 * sharedPairsMax]pairSpan) (h uint64, pairs, end int) {
+	if data[i] != '{' {
+		return 0, 0, -1
+	}
+	text := data[:min(len(data), i+sharedMapMax)]
+	j, more := jsonscan.FirstMember(text, i)
+	for more {
+		if pairs == sharedPairsMax {
+			return 0, 0, -1
+		}
+		keyEnd, keyPlain, v := jsonscan.Member(text, j)
+		if v < 0 || !keyPlain {
+			return 0, 0, -1
+		}
+		valueEnd, valuePlain := jsonscan.String(text, v)
+		if valueEnd < 0 || !valuePlain {
+			return 0, 0, -1
+		}
+		key, value := pairSpan{int32(j + 1), int32(keyEnd - 1)}, pairSpan{int32(v + 1), int32(valueEnd - 1)}
+		spans[2*pairs], spans[2*pairs+1] = key, value
+		h += t.pairHashBytes(text[key.start:key.end], text[value.start:value.end])
+		pairs++
+		if j, more = jsonscan.NextMember(text, valueEnd); j < 0 {
+			return 0, 0, -1
+		}
+	}
+	return h, pairs, j
+}
+
+// pairHashBytes is pairHash of a key and value still in the text (maphash hashes a
+// []byte and the string of its bytes alike).
+func (t *MapTable) pairHashBytes(k, v []byte) uint64 {
+	return maphash.Bytes(t.seed, k)*0x9e3779b97f4a7c15 ^ maphash.Bytes(t.seed, v)
+}
+
+// holds reports whether m has exactly the pairs at spans (m has as many entries as
+// there are pairs, so every entry is matched).
+func holds(m map[string]string, data []byte, spans []pairSpan) bool {
+	for p := 0; p < len(spans); p += 2 {
+		k, v := spans[p], spans[p+1]
+		if got, ok := m[string(data[k.start:k.end])]; !ok || got != string(data[v.start:v.end]) {
+			return false
+		}
+	}
+	return true
+}
+
+// variantKey names a decode table that routes metadata's maps through a MapTable: the
+// object's table it copies, and whether the droppable member is dropped.
+type variantKey struct {
+	base *table
+	drop bool
+}
+
+// variant returns base's copy (base is an object's table) whose metadata's shared maps
+// are decoded through t, built on first use.
+func (t *MapTable) variant(base *table, drop bool) *table {
+	key := variantKey{base, drop}
+	if v, ok := t.variants.Load(key); ok {
+		return v.(*table)
+	}
+	v, _ := t.variants.LoadOrStore(key, base.withMeta(base.object.metaVariant(drop, t.decodeMap)))
+	return v.(*table)
+}

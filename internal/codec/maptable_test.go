@@ -1,0 +1,27 @@
+package codec
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// A slot holding another map under the same hash (a collision, forced here) is checked
+// against the text and not handed out.
+func TestMapTableChecksTheCandidate(t *testing.T) {
+	text := []byte(`{"app":"web","tier":"front"}`)
+	tab := NewMapTable()
+	h := tab.pairHash("app", "web") + tab.pairHash("tier", "front")
+	for _, wrong := range []map[string]string{
+		{"app": "web", "tier": "back"},                // a value differs
+		{"app": "web", "tier": "front", "extra": "x"}, // every pair of the text, and more
+		{"app": "web"},                  // fewer
+		{"app": "web", "tyer": "front"}, // a key differs
+	} {
+		tab.slot(h).Store(&wrong)
+		p := decodeTest(t, []byte(`{"metadata":{"labels":`+string(text)+`}}`), Options{Maps: tab})
+		if d := cmp.Diff(map[string]string{"app": "web", "tier": "front"}, p.Metadata.Labels); d != "" {
+			t.Errorf("with %v in the slot, labels (-want +got):\n%s", wrong, d)
+		}
+	}
+}

@@ -1,0 +1,226 @@
+package codec
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"iter"
+	"reflect"
+)
+
+// Members holds JSON members byte for byte, in the order they came, in one compact buffer
+// that is never changed once built: Set and Delete build a new one. So a Members is a
+// value: copying it is cheap, the copies are independent, and one may be shared by
+// objects and goroutines. The zero value holds no members. object.Unknown is a Members.
+type Members struct {
+	// b is a run of members: each a name header, the name's bytes unless the header
+	// names a word, a value header and the value's bytes. A name header is a uvarint,
+	// index<<1|1 for the word words[index], len<<1 for a name of len bytes that follow.
+	// A value header is len<<1|packed: a packed value holds word codes (see pack.go),
+	// any other is the JSON text itself. Names are unique.
+	b []byte
+}
+
+// Len returns the number of members.
+func (u Members) Len() int {
+	n := 0
+	for range u.members() {
+		n++
+	}
+	return n
+}
+
+// Get returns the value of the member name (its JSON text), or nil if there is none. A
+// value is never empty (a member set to nothing reads null). It may be shared with u: do
+// not change it.
+func (u Members) Get(name string) json.RawMessage {
+	for m := range u.members() {
+		if m.is(name) {
+			return m.text()
+		}
+	}
+	return nil
+}
+
+// All yields every member's name and value, in order.
+func (u Members) All() iter.Seq2[string, json.RawMessage] {
+	return func(yield func(string, json.RawMessage) bool) {
+		for m := range u.members() {
+			if !yield(m.nameString(), m.text()) {
+				return
+			}
+		}
+	}
+}
+
+// Set adds the member name with a copy of value, or replaces its value where it is
+// already there (keeping its place). An empty value is stored as null, which is what
+// encoding a nil json.RawMessage gives.
+func (u *Members) Set(name string, value json.RawMessage) {
+	if len(value) == 0 {
+		value = json.RawMessage("null")
+	}
+	var b builder
+	found := false
+	for m := range u.members() {
+		if m.is(name) {
+			b.addText(name, value)
+			found = true
+			continue
+		}
+		b.addMember(m)
+	}
+	if !found {
+		b.addText(name, value)
+	}
+	u.b = b.build()
+}
+
+// Delete removes the member name, if there is one.
+func (u *Members) Delete(name string) {
+	if u.Get(name) == nil {
+		return // the common case for a transform: nothing to build, nothing allocated
+	}
+	var b builder
+	for m := range u.members() {
+		if !m.is(name) {
+			b.addMember(m)
+		}
+	}
+	u.b = b.build()
+}
+
+// Equal reports whether u and v hold the same members with the same values, as JSON:
+// member order, and the spacing and escaping of a value, make no difference (encoding an
+// object compacts its unknown members' values).
+func (u Members) Equal(v Members) bool {
+	if bytes.Equal(u.b, v.b) {
+		return true
+	}
+	if u.Len() != v.Len() {
+		return false
+	}
+	for m := range u.members() {
+		b := v.Get(m.nameString())
+		if b == nil || !jsonEqual(m.text(), b) {
+			return false
+		}
+	}
+	return true
+}
+
+// String shows the members as a JSON object, for %v and test failures.
+func (u Members) String() string {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for m := range u.members() {
+		if b.Len() > 1 {
+			b.WriteByte(',')
+		}
+		writeName(&b, m.nameString())
+		b.Write(m.appendText(b.AvailableBuffer()))
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// jsonEqual compares two JSON values by meaning, numbers by their text.
+func jsonEqual(a, b []byte) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	decode := func(data []byte) (any, bool) {
+		d := json.NewDecoder(bytes.NewReader(data))
+		d.UseNumber()
+		var v any
+		return v, d.Decode(&v) == nil
+	}
+	x, okx := decode(a)
+	y, oky := decode(b)
+	return okx && oky && reflect.DeepEqual(x, y)
+}
+
+// member is one member as stored.
+type member struct {
+	name   []byte // when word < 0
+	word   int    // index in words, or -1
+	value  []byte // packed or not, as stored
+	packed bool
+	enc    []byte // the whole member as stored
+}
+
+func (m member) is(name string) bool {
+	if m.word >= 0 {
+		return words[m.word] == name
+	}
+	return string(m.name) == name
+}
+
+func (m member) nameString() string {
+	if m.word >= 0 {
+		return words[m.word]
+	}
+	return string(m.name)
+}
+
+// text returns the value's JSON text: shared with the buffer, or unpacked into a new one.
+func (m member) text() json.RawMessage {
+	if !m.packed {
+		return m.value
+	}
+	return unpack(make([]byte, 0, 2*len(m.value)), m.value)
+}
+
+// appendText appends the value's JSON text to dst.
+func (m member) appendText(dst []byte) []byte {
+	if !m.packed {
+		return append(dst, m.value...)
+	}
+	return unpack(dst, m.value)
+}
+
+// members yields the members as stored. A malformed buffer (which only the builder
+// makes) ends the iteration.
+func (u Members) members() iter.Seq[member] {
+	return func(yield func(member) bool) {
+		b := u.b
+		for len(b) > 0 {
+			start := b
+			var m member
+			h, k := binary.Uvarint(b)
+			if k <= 0 {
+				return
+			}
+			b = b[k:]
+			if h&1 != 0 {
+				if m.word = int(h >> 1); m.word >= len(words) {
+					return
+				}
+			} else {
+				m.word = -1
+				if m.name, b = cut(b, h>>1); m.name == nil {
+					return
+				}
+			}
+			if h, k = binary.Uvarint(b); k <= 0 {
+				return
+			}
+			m.packed = h&1 != 0
+			if m.value, b = cut(b[k:], h>>1); m.value == nil {
+				return
+			}
+			m.enc = start[: len(start)-len(b) : len(start)-len(b)]
+			if !yield(m) {
+				return
+			}
+		}
+	}
+}
+
+// cut returns the first n bytes of b (nil if there are not that many) and the rest.
+func cut(b []byte, n uint64) (part, rest []byte) {
+	if n > uint64(len(b)) {
+		return nil, nil
+	}
+	return b[:n:n], b[n:]
+}

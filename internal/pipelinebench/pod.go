@@ -1,0 +1,10 @@
+package pipelinebench
+
+import "fmt"
+
+// PodJSON is a pod as a kubelet-managed cluster serves it (about 1.6 KB): labels,
+// annotations, an owner, one container with resources and probes, status conditions.
+func PodJSON(i int, rv int) string {
+	return fmt.Sprintf(`{"kind":"Pod","apiVersion":"v1","metadata":{"name":"web-%[1]d","generateName":"web-","namespace":"ns%[3]d","uid":"6d1c5f2e-0000-4000-8000-%012[1]d","resourceVersion":"%[2]d","creationTimestamp":"2026-11-01T10:00:00Z","labels":{"app":"web","pod-template-hash":"5d9c7b8f6","tier":"frontend"},"annotations":{"kubernetes.io/config.seen":"2026-11-01T10:00:00Z","prometheus.io/scrape":"true"},"ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web-5d9c7b8f6","uid":"1f0e9d8c-0000-4000-8000-000000000001","controller":true,"blockOwnerDeletion":true}]},"spec":{"volumes":[{"name":"kube-api-access","projected":{"sources":[{"serviceAccountToken":{"expirationSeconds":3607,"path":"token"}}],"defaultMode":420}}],"containers":[{"name":"web","image":"nginx:1.27","ports":[{"containerPort":8080,"protocol":"TCP"}],"resources":{"limits":{"cpu":"500m","memory":"128Mi"},"requests":{"cpu":"100m","memory":"64Mi"}},"readinessProbe":{"httpGet":{"path":"/healthz","port":8080,"scheme":"HTTP"},"timeoutSeconds":1,"periodSeconds":5,"successThreshold":1,"failureThreshold":3},"terminationMessagePath":"/dev/termination-log","imagePullPolicy":"IfNotPresent"}],"restartPolicy":"Always","terminationGracePeriodSeconds":30,"dnsPolicy":"ClusterFirst","serviceAccountName":"default","nodeName":"node-%[3]d","schedulerName":"default-scheduler","priority":0},"status":{"phase":"Running","conditions":[{"type":"Initialized","status":"True","lastProbeTime":null,"lastTransitionTime":"2026-11-01T10:00:00Z"},{"type":"Ready","status":"True","lastProbeTime":null,"lastTransitionTime":"2026-11-01T10:00:05Z"},{"type":"PodScheduled","status":"True","lastProbeTime":null,"lastTransitionTime":"2026-11-01T10:00:00Z"}],"hostIP":"10.0.0.%[3]d","podIP":"10.1.%[3]d.%[4]d","startTime":"2026-11-01T10:00:00Z","qosClass":"Burstable"}}`,
+		i, rv, i%50, i%250)
+}

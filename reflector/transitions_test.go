@@ -1,0 +1,233 @@
+package reflector
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kinformer/kinformer/clock"
+	"github.com/kinformer/kinformer/listwatch"
+	"github.com/kinformer/kinformer/object"
+)
+
+// scriptedSource answers a reflector's list and watch as a scenario says.
+type scriptedSource struct {
+	listErr  error
+	watchErr error
+	events   []listwatch.Event[*object.Pod] // what the watch delivers
+	end      error                          // then how it ends (io.EOF: cleanly)
+	hang     bool                           // or it delivers nothing more until closed
+}
+
+func (s *scriptedSource) List(context.Context, listwatch.ListOptions) (*object.List[*object.Pod], error) {
+	if s.listErr != nil {
+		return nil, s.listErr
+	}
+	return &object.List[*object.Pod]{ListMeta: object.ListMeta{ResourceVersion: "10"}}, nil
+}
+
+func (s *scriptedSource) Watch(context.Context, listwatch.WatchOptions) (listwatch.Stream[*object.Pod], error) {
+	if s.watchErr != nil {
+		return nil, s.watchErr
+	}
+	st := &scriptStream{events: s.events, end: s.end, closed: make(chan struct{})}
+	if !s.hang {
+		st.Close()
+	}
+	return st, nil
+}
+
+// scriptStream delivers its events, then ends with end once it is closed (at once,
+// unless the script hangs).
+type scriptStream struct {
+	events []listwatch.Event[*object.Pod]
+	end    error
+	once   sync.Once
+	closed chan struct{}
+}
+
+func (s *scriptStream) Next() (listwatch.Event[*object.Pod], error) {
+	if len(s.events) == 0 {
+		<-s.closed
+		return listwatch.Event[*object.Pod]{}, s.end
+	}
+	ev := s.events[0]
+	s.events = s.events[1:]
+	return ev, nil
+}
+
+func (s *scriptStream) Close() { s.once.Do(func() { close(s.closed) }) }
+
+func podEvent(t listwatch.EventType, rv string) listwatch.Event[*object.Pod] {
+	return listwatch.Event[*object.Pod]{Type: t, Object: &object.Pod{ObjectMeta: object.ObjectMeta{Namespace: "ns", Name: "p", ResourceVersion: rv}}}
+}
+
+func initialEventsEnd(rv string) listwatch.Event[*object.Pod] {
+	ev := podEvent(listwatch.Bookmark, rv)
+	ev.Object.Annotations = map[string]string{listwatch.InitialEventsEndAnnotation: "true"}
+	return ev
+}
+
+// nopStore takes what the reflector hands it.
+type nopStore struct{}
+
+func (nopStore) Add(*object.Pod)               {}
+func (nopStore) Update(*object.Pod)            {}
+func (nopStore) Delete(*object.Pod)            {}
+func (nopStore) Replace([]*object.Pod, string) {}
+
+// scenario is one row's event: the state it starts from, what the server does, and
+// optionally what else must hold of the reflector or the state that follows.
+type scenario struct {
+	from      state
+	source    scriptedSource
+	streaming bool // Options.StreamingList
+	cancelled bool // ctx has ended
+	check     func(t *testing.T, r *Reflector[*object.Pod], next state, bo *backoffState)
+}
+
+var (
+	errReset = errors.New("read: connection reset by peer")
+	errGone  = object.NewExpired("too old resource version: 1 (5)")
+)
+
+// scenarios are keyed by the event's words in the package doc's table.
+func scenarios() map[string]scenario {
+	return map[string]scenario{
+		"the list is stored": {from: listing{}},
+		"the list fails":     {from: listing{}, source: scriptedSource{listErr: object.NewStatusError(http.StatusInternalServerError, "", "boom")}},
+		"the initial-events-end bookmark arrives": {from: streamingList{}, streaming: true,
+			source: scriptedSource{events: []listwatch.Event[*object.Pod]{podEvent(listwatch.Added, "5"), initialEventsEnd("10")}, end: io.EOF},
+			check: func(t *testing.T, _ *Reflector[*object.Pod], next state, _ *backoffState) {
+				if w, ok := next.(watching[*object.Pod]); !ok || w.open == nil {
+					t.Errorf("next state %#v: want the streaming list's stream, still open", next)
+				}
+			}},
+		"the server refuses or ignores the request": {from: streamingList{}, streaming: true,
+			source: scriptedSource{events: []listwatch.Event[*object.Pod]{podEvent(listwatch.Modified, "5")}, end: io.EOF},
+			check:  fellBack},
+		"no initial-events-end bookmark in time": {from: streamingList{}, streaming: true,
+			source: scriptedSource{events: []listwatch.Event[*object.Pod]{podEvent(listwatch.Added, "5")}, end: listwatch.ErrFakeClosed, hang: true},
+			check:  fellBack},
+		"the stream fails": {from: streamingList{}, streaming: true, source: scriptedSource{watchErr: errReset}},
+		"the server ends the stream on time": {from: watching[*object.Pod]{},
+			source: scriptedSource{events: []listwatch.Event[*object.Pod]{podEvent(listwatch.Modified, "11")}, end: io.EOF}},
+		"410 Gone, too large a resourceVersion": {from: watching[*object.Pod]{}, source: scriptedSource{end: errGone},
+			check: func(t *testing.T, r *Reflector[*object.Pod], next state, _ *backoffState) {
+				if l, ok := next.(listing); !ok || !l.relist || r.Status().Relists != 1 {
+					t.Errorf("next state %#v with %d relists: want a relist, counted", next, r.Status().Relists)
+				}
+			}},
+		"an event over MaxFrameSize": {from: watching[*object.Pod]{},
+			source: scriptedSource{end: &listwatch.FrameError{Reason: "too large", Err: listwatch.ErrFrameTooLarge}}},
+		"a stream that worked breaks": {from: watching[*object.Pod]{},
+			source: scriptedSource{events: []listwatch.Event[*object.Pod]{podEvent(listwatch.Modified, "11")}, end: errReset},
+			check: func(t *testing.T, _ *Reflector[*object.Pod], _ state, bo *backoffState) {
+				if bo.current != 0 {
+					t.Errorf("the backoff did not start over: %v", bo.current)
+				}
+			}},
+		"any other failure": {from: watching[*object.Pod]{}, source: scriptedSource{end: errReset}},
+		"the wait is over":  {from: backingOff{err: errReset, then: listing{relist: true}}},
+		"ctx ends":          {from: watching[*object.Pod]{}, cancelled: true},
+	}
+}
+
+func fellBack(t *testing.T, r *Reflector[*object.Pod], _ state, _ *backoffState) {
+	if !r.Status().StreamingFallback {
+		t.Error("the streaming list was not given up for good")
+	}
+	if s := r.fetchWhole(true); s != (listing{relist: true}) {
+		t.Errorf("a later relist would be %#v, not a list", s)
+	}
+}
+
+// describe names where step led: a state, a backoff and the state after it, or Stopped.
+func describe(s state, from state) string {
+	switch s := s.(type) {
+	case nil:
+		return string(StateStopped)
+	case backingOff:
+		return string(StateBackingOff) + " → " + string(s.then.name())
+	}
+	if b, ok := from.(backingOff); ok && s == b.then {
+		return "the state that failed"
+	}
+	return string(s.name())
+}
+
+// transitionRow is a row of the package doc's table: "From  event  → To (remark)".
+var transitionRow = regexp.MustCompile(`^//\t(any state|\S+)\s{2,}(.+?)\s+→ (.+)$`)
+
+// TestTransitions runs every row of the package doc's transition table against step, so
+// the documentation and the code cannot drift apart: a row without a scenario, a
+// scenario without a row, or a step that leads elsewhere fails.
+func TestTransitions(t *testing.T) {
+	doc, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := scenarios()
+	seen := map[string]bool{}
+	for _, line := range strings.Split(string(doc), "\n") {
+		m := transitionRow.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		from, event, to := m[1], m[2], strings.TrimSpace(regexp.MustCompile(`\s*\(.*\)$`).ReplaceAllString(m[3], ""))
+		seen[event] = true
+		t.Run(event, func(t *testing.T) {
+			sc, ok := all[event]
+			if !ok {
+				t.Fatalf("the doc's row %q has no scenario here", event)
+			}
+			if from != "any state" && string(sc.from.name()) != from {
+				t.Fatalf("the scenario starts in %s, the row in %s", sc.from.name(), from)
+			}
+			clk := clock.NewFake(time.Unix(1000, 0))
+			r := New[*object.Pod](&sc.source, nopStore{}, Options{Name: "pods", Clock: clk, StreamingList: sc.streaming,
+				Backoff: Backoff{Initial: time.Second, Jitter: -1}})
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if sc.cancelled {
+				cancel()
+			}
+			bo := backoffState{cfg: r.opts.Backoff, current: 4 * time.Second}
+			stepped := make(chan state, 1)
+			go func() { stepped <- r.step(ctx, sc.from, &bo) }()
+			var next state
+			for done := false; !done; {
+				select {
+				case next = <-stepped:
+					done = true
+				case <-time.After(10 * time.Millisecond):
+					clk.Step(time.Minute) // a backoff or a timeout under way: let it pass
+				}
+			}
+			if got := describe(next, sc.from); got != to {
+				t.Errorf("from %s on %q: %s, the doc says %s", sc.from.name(), event, got, to)
+			}
+			if sc.check != nil {
+				sc.check(t, r, next, &bo)
+			}
+		})
+	}
+	var unlisted []string
+	for event := range all {
+		if !seen[event] {
+			unlisted = append(unlisted, event)
+		}
+	}
+	if d := cmp.Diff([]string(nil), unlisted); d != "" {
+		t.Errorf("scenarios the doc's table does not list:\n%s", d)
+	}
+}
