@@ -25,7 +25,8 @@ FUZZ_TARGETS := \
 	./object:FuzzDecodeRoundTrip:40000 \
 	./object:FuzzDecodeMatchesEncodingJSON:70000 \
 	./deltafifo:FuzzFIFOModel:65000 \
-	./indexer:FuzzIndexerModel:5000
+	./indexer:FuzzIndexerModel:5000 \
+	./shard:FuzzParse:200000
 
 .PHONY: run test check-fmt vet unit fuzz e2e chaos cluster-bin cluster bench bench-full bench-micro bench-compare lint
 
