@@ -51,7 +51,7 @@ type controllerManagerFlags struct {
 // parse reads args into f; it returns a usage error for positional arguments.
 func (f *controllerManagerFlags) parse(args []string, stderr io.Writer) error {
 	fs := controllerManagerCommand().flagSet(stderr)
-	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
+	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, else ~/.kube/config, else the pod's ServiceAccount)")
 	fs.StringVar(&f.context, "context", "", "kubeconfig context")
 	fs.StringVar(&f.controllers, "controllers", strings.Join(manager.Known(), ","), "controllers to run")
 	fs.IntVar(&f.workers, "workers", 5, "workers per controller")
@@ -151,7 +151,7 @@ func runControllerManager(ctx context.Context, args []string, stdout, stderr io.
 		}
 		secure.Certificate = &cert
 	}
-	cfg, err := listwatch.LoadKubeconfig(listwatch.LoadOptions{Path: f.kubeconfig, Context: f.context})
+	cfg, err := loadConfig(f.kubeconfig, f.context)
 	if err != nil {
 		return err
 	}

@@ -178,7 +178,7 @@ func demoEnvironment(ctx context.Context, kubeconfig, kubeContext string) (*demo
 		return &demoEnv{client: c, namespace: "demo", where: "simulated apiserver at " + url, runControllers: true, runKubelet: true,
 			collects: true, close: func() { c.CloseIdleConnections(); sim.Close() }}, nil
 	}
-	cfg, err := listwatch.LoadKubeconfig(listwatch.LoadOptions{Path: kubeconfig, Context: kubeContext})
+	cfg, err := loadConfig(kubeconfig, kubeContext)
 	if err != nil {
 		return nil, err
 	}

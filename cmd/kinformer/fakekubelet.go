@@ -35,7 +35,7 @@ func runFakeKubelet(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err := f.parse(args, stderr); err != nil {
 		return err
 	}
-	cfg, err := listwatch.LoadKubeconfig(listwatch.LoadOptions{Path: f.kubeconfig, Context: f.context})
+	cfg, err := loadConfig(f.kubeconfig, f.context)
 	if err != nil {
 		return err
 	}
@@ -70,7 +70,7 @@ type fakeKubeletFlags struct {
 // returns a usage error for positional arguments.
 func (f *fakeKubeletFlags) parse(args []string, stderr io.Writer) error {
 	fs := fakeKubeletCommand().flagSet(stderr)
-	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
+	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, else ~/.kube/config, else the pod's ServiceAccount)")
 	fs.StringVar(&f.context, "context", "", "kubeconfig context")
 	fs.DurationVar(&f.readyAfter, "ready-after", time.Second, "how long a pod takes from being bound to ready (0: at once)")
 	fs.StringVar(&f.nodeName, "node-name", "fake-node", "the node pods are bound to")

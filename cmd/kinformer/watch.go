@@ -36,7 +36,7 @@ func (t *target) flags(fs *flag.FlagSet) {
 	fs.BoolVar(&t.allNamespaces, "A", false, "all namespaces")
 	fs.StringVar(&t.selector, "l", "", "label selector")
 	fs.StringVar(&t.fieldSelector, "field-selector", "", "field selector")
-	fs.StringVar(&t.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
+	fs.StringVar(&t.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, else ~/.kube/config, else the pod's ServiceAccount)")
 	fs.StringVar(&t.context, "context", "", "kubeconfig context")
 	fs.BoolVar(&t.websocket, "websocket", false, "carry watches over websockets")
 	fs.BoolVar(&t.streaming, "streaming-list", false, "fetch the initial state with a streaming list")
@@ -91,7 +91,7 @@ func (t *target) open(ctx context.Context, fs *flag.FlagSet, args []string, usag
 			return nil, usageError{err.Error()}
 		}
 	}
-	cfg, err := listwatch.LoadKubeconfig(listwatch.LoadOptions{Path: t.kubeconfig, Context: t.context})
+	cfg, err := loadConfig(t.kubeconfig, t.context)
 	if err != nil {
 		return nil, err
 	}
