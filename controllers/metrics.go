@@ -13,6 +13,7 @@ type Metrics struct {
 	drops    *prometheus.CounterVec
 	panics   *prometheus.CounterVec
 	stale    *prometheus.CounterVec
+	notOwn   *prometheus.CounterVec
 }
 
 // NewMetrics registers the sync metrics on reg.
@@ -31,8 +32,12 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "kinformer_controller_stale_syncs_total",
 			Help: "Syncs skipped, and retried, because the resource's cache had not yet seen the controller's own last write to it."},
 			[]string{"controller", "resource"}),
+		notOwn: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kinformer_controller_not_owned_keys_total",
+			Help: "Keys forgotten unsynced because this process does not own their namespace (a sharded manager): their owner syncs them."},
+			[]string{"controller"}),
 	}
-	for _, c := range []prometheus.Collector{m.duration, m.errors, m.drops, m.panics, m.stale} {
+	for _, c := range []prometheus.Collector{m.duration, m.errors, m.drops, m.panics, m.stale, m.notOwn} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -59,6 +64,12 @@ func (m *Metrics) dropped(name string) {
 func (m *Metrics) panicked(name string) {
 	if m != nil {
 		m.panics.WithLabelValues(name).Inc()
+	}
+}
+
+func (m *Metrics) notOwned(name string) {
+	if m != nil {
+		m.notOwn.WithLabelValues(name).Inc()
 	}
 }
 

@@ -30,6 +30,9 @@ type Options struct {
 	// CrashOnPanic makes a panic in a sync kill the process (after it is logged and
 	// counted) instead of costing that one sync: see WorkerPool.CrashOnPanic.
 	CrashOnPanic bool
+	// Gate, when set, lets the controller sync only in the namespaces its process owns
+	// (a sharded controller manager); nil syncs everywhere.
+	Gate *Gate
 }
 
 // WithDefaults fills in the clock and a silent logger.

@@ -28,7 +28,7 @@ func NewRunner(name string, sync func(ctx context.Context, key string) error, op
 	queue := workqueue.New(workqueue.Options[string]{Name: name, Metrics: opts.QueueMetrics,
 		RateLimiter: workqueue.DefaultControllerRateLimiter[string]()})
 	return Runner{pool: WorkerPool{Name: name, Queue: queue, Sync: sync, Metrics: opts.Metrics, Logger: log,
-		CrashOnPanic: opts.CrashOnPanic,
+		CrashOnPanic: opts.CrashOnPanic, Gate: opts.Gate,
 		OnDrop: func(key string, err error) {
 			if log != nil {
 				log.Error("dropping "+name+" out of the queue after repeated failures", "key", key, "err", err)

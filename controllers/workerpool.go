@@ -41,6 +41,10 @@ type WorkerPool struct {
 	// kinformer_controller_panics_total, and the key is retried with its rate limit like
 	// a failed sync (controller-runtime's default).
 	CrashOnPanic bool
+	// Gate, when set, is asked before each sync whether this process owns the key's
+	// namespace (see Gate); a key it does not own is forgotten unsynced: its owner syncs
+	// it, and a process that takes a namespace over enqueues what it finds there.
+	Gate *Gate
 }
 
 // Run starts workers goroutines and blocks until ctx ends and every worker has finished
@@ -70,6 +74,12 @@ func (p *WorkerPool) processNext(ctx, syncCtx context.Context) bool {
 		return false
 	}
 	defer p.Queue.Done(key) // also when CrashOnPanic lets a panic through
+	if !p.Gate.Enter(key) {
+		p.Queue.Forget(key)
+		p.Metrics.notOwned(p.Name)
+		return true
+	}
+	defer p.Gate.Exit(key)
 	start := time.Now()
 	err = p.sync(syncCtx, key)
 	var stale *consistency.StaleError
