@@ -6,7 +6,9 @@
 // bounded history (older → 410 Expired), bookmarks, streaming lists ending with the
 // initial-events-end bookmark, create/update/merge-patch/delete with resourceVersion and
 // uid preconditions, /status and /scale subresources, finalizers, generation bumps on
-// spec changes, label and field selectors, and websocket watches. For pods it serves the
+// spec changes, label and field selectors, shard selectors (shardSelector, answered
+// with metadata.shardInfo, and a malformed one refused, as kube-apiserver 1.36 with the
+// ShardedListAndWatch gate does), and websocket watches. For pods it serves the
 // binding subresource and graceful deletion, which a kubelet (package fakekubelet)
 // finishes; Nodes, as in kube-apiserver, keep the status they are created with.
 //
@@ -25,7 +27,7 @@
 //
 // Faults injects what an informer must survive: cut or stalled watch streams, malformed
 // frames, unknown event types, 429/5xx answers, delays, 403s, a refused or unfinished
-// streaming list, and the watch events of one resource held back (a lagging watch cache:
+// streaming list, a shardSelector ignored (a server without the gate), and the watch events of one resource held back (a lagging watch cache:
 // what a controller's read-your-writes guard is for). Compact forces the 410s of an etcd
 // compaction.
 //

@@ -29,6 +29,7 @@ type Faults struct {
 
 	refuseStreamingList bool
 	ignoreStreamingList bool
+	ignoreShards        bool
 	dropInitialEnd      bool
 	forbid              map[string]bool
 
@@ -99,6 +100,23 @@ func (f *Faults) IgnoreStreamingList(on bool) {
 	f.mu.Lock()
 	f.ignoreStreamingList = on
 	f.mu.Unlock()
+}
+
+// IgnoreShardSelector makes the server ignore the shardSelector parameter while on, as
+// kube-apiserver 1.36 does without the ShardedListAndWatch feature gate (its default):
+// lists are whole and carry no metadata.shardInfo, watches send every event, and a
+// malformed selector is no error, all without a word. Off, the default, the simulator
+// behaves as a gated apiserver.
+func (f *Faults) IgnoreShardSelector(on bool) {
+	f.mu.Lock()
+	f.ignoreShards = on
+	f.mu.Unlock()
+}
+
+func (f *Faults) ignoringShards() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.ignoreShards
 }
 
 // DropInitialEventsEnd omits the bookmark that ends a streaming list's initial events.

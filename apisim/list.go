@@ -2,10 +2,13 @@ package apisim
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/kinformer/kinformer/object"
+	"github.com/kinformer/kinformer/shard"
 )
 
 // parseFilter reads the namespace and the label and field selectors of a list or watch.
@@ -24,7 +27,31 @@ func (s *Server) parseFilter(r *http.Request, req apiRequest) (filter, error) {
 			fs[i].field = path
 		}
 	}
-	return filter{namespace: req.namespace, labels: ls, fields: fs}, nil
+	sel, err := s.parseShard(q.Get("shardSelector"))
+	if err != nil {
+		return filter{}, err
+	}
+	return filter{namespace: req.namespace, labels: ls, fields: fs, shard: sel}, nil
+}
+
+// parseShard reads a shardSelector as kube-apiserver 1.36 with the ShardedListAndWatch
+// gate does: "" is no selector; anything else must parse, or the request fails. The
+// apiserver's registry returns the parse error as a plain Go error, which its handler
+// turns into a 500 with no reason and the error as the message, so that is what a
+// malformed selector gets here too, though it is the client's mistake. The message is
+// "invalid shard selector: " and the parser's complaint, whose words (from shard.Parse,
+// not from the server's CEL parser) differ. With Faults.IgnoreShardSelector the
+// parameter is ignored, malformed or not, as without the gate.
+func (s *Server) parseShard(text string) (shard.Selector, error) {
+	if text == "" || s.faults.ignoringShards() {
+		return shard.Selector{}, nil
+	}
+	sel, err := shard.Parse(text)
+	if err != nil {
+		return shard.Selector{}, object.NewStatusError(http.StatusInternalServerError, "", // the apiserver's StatusReasonUnknown
+			"invalid shard selector: %s", strings.TrimPrefix(err.Error(), "shard: "))
+	}
+	return sel, nil
 }
 
 // serveList answers a list: from the current state, or from a past snapshot for
@@ -39,7 +66,7 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, req apiReques
 		return err
 	}
 	page, remaining := paginate(items, lq.filter, lq.at.after, lq.limit)
-	writeRaw(w, http.StatusOK, encodeList(req.typ, lq.metaOnly, rev, page, remaining))
+	writeRaw(w, http.StatusOK, encodeList(req.typ, lq.metaOnly, rev, page, remaining, lq.filter.shard))
 	return nil
 }
 
@@ -155,8 +182,10 @@ func paginate(items []keyed, f filter, after string, limit int64) (page []keyed,
 
 // encodeList writes the list from the stored encodings of its items, so that a list
 // costs no marshalling of objects. A page with items left after it carries the continue
-// token for the rest, pinned to rev so that every page shows the same snapshot.
-func encodeList(t ResourceType, metaOnly bool, rev int64, page []keyed, remaining int64) []byte {
+// token for the rest, pinned to rev so that every page shows the same snapshot. Every
+// page of a sharded list carries metadata.shardInfo, whose selector is sel re-written
+// in canonical form, as the apiserver echoes it (not the text the request sent).
+func encodeList(t ResourceType, metaOnly bool, rev int64, page []keyed, remaining int64, sel shard.Selector) []byte {
 	kind, apiVersion := t.Kind+"List", t.groupVersion()
 	if metaOnly {
 		kind, apiVersion = "PartialObjectMetadataList", "meta.k8s.io/v1"
@@ -166,6 +195,12 @@ func encodeList(t ResourceType, metaOnly bool, rev int64, page []keyed, remainin
 	if remaining > 0 {
 		next := encodeContinue(continueToken{Rev: rev, Start: page[len(page)-1].key})
 		buf.WriteString(`,"continue":"` + next + `","remainingItemCount":` + strconv.FormatInt(remaining, 10))
+	}
+	if !sel.IsZero() {
+		echo, _ := json.Marshal(sel.String()) // a string always marshals
+		buf.WriteString(`,"shardInfo":{"selector":`)
+		buf.Write(echo)
+		buf.WriteByte('}')
 	}
 	buf.WriteString(`},"items":[`)
 	for i, it := range page {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kinformer/kinformer/object"
+	"github.com/kinformer/kinformer/shard"
 )
 
 // The simulator keeps objects as generic JSON (map[string]any with json.Number), so it
@@ -184,18 +185,34 @@ func (fs fieldSelector) matches(obj map[string]any) bool {
 	return true
 }
 
-// filter is a watch's or list's namespace plus label and field selectors.
+// filter is a watch's or list's namespace plus label, field and shard selectors.
 type filter struct {
 	namespace string
 	labels    object.Selector
 	fields    fieldSelector
+	// shard is the request's shardSelector (zero: none, or ignored). The fields it hashes,
+	// uid and namespace, never change, so an object never enters or leaves it: unlike
+	// a label selector, it turns no MODIFIED into an ADDED or a DELETED.
+	shard shard.Selector
 }
 
 func (f filter) matches(obj map[string]any) bool {
-	if f.namespace != "" && str(meta(obj), "namespace") != f.namespace {
+	m := meta(obj)
+	if f.namespace != "" && str(m, "namespace") != f.namespace {
+		return false
+	}
+	if !f.shard.IsZero() && !f.shard.Matches(str(m, shardField(f.shard.Field))) {
 		return false
 	}
 	return f.labels.Matches(labels(obj)) && f.fields.matches(obj)
+}
+
+// shardField is the metadata member a shard field hashes.
+func shardField(f shard.Field) string {
+	if f == shard.UID {
+		return "uid"
+	}
+	return "namespace"
 }
 
 // wantsMetadata reports an Accept header asking for PartialObjectMetadata.

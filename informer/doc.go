@@ -38,6 +38,15 @@
 //     KINFORMER_CACHE_MUTATION_DETECTOR=true) names any that code changes in place, with
 //     the path of the changed field.
 //
+// An informer with a shard (Options.Shard, FactoryOptions.Shard, Selectors.Shard; see
+// package shard) caches one part of a resource that several processes share. It sends
+// the shard selector on every request and also drops, itself, whatever arrives from
+// outside the shard, so its cache holds exactly the shard even from a server that
+// ignores the selector, as kube-apiserver 1.36 does without the ShardedListAndWatch
+// feature gate. Then nothing but the cache got smaller, and the informer says why:
+// Status().ShardFiltering is reflector.ShardFilteringClient, its log has one warning,
+// and kinformer_informer_shard_filtered_on_client is 1.
+//
 // LastStoreSyncResourceVersion says how far the cache has followed the server
 // (bookmarks included): controllers compare it with their own writes' versions, so they
 // never act on a cache that has not seen them.

@@ -10,6 +10,7 @@ import (
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 	"github.com/kinformer/kinformer/reflector"
+	"github.com/kinformer/kinformer/shard"
 	"github.com/kinformer/kinformer/trace"
 )
 
@@ -38,6 +39,14 @@ type started struct {
 type FactoryOptions struct {
 	Reflector reflector.Options
 	Metrics   *Metrics
+	// Shard is the shard (see Options.Shard) of every informer of the factory that
+	// Selectors.Shard gives none of its own; when it is zero, Reflector.Shard is. A
+	// shard by namespace (shard.Namespace) is not applied to cluster-scoped resources:
+	// their objects all have the namespace "", so they would all fall in the one shard
+	// that owns Hash("") and every other process would see none. Each process caches
+	// them whole instead, as a controller sharded by namespace needs its Nodes or
+	// Namespaces.
+	Shard shard.Selector
 	// Tracer is every informer's Options.Tracer (see package trace); handlers that are to
 	// mark trace.Delivered take it in their HandlerOptions.
 	Tracer trace.Tracer
@@ -68,6 +77,26 @@ type Selectors struct {
 	// MetadataOnly caches PartialObjectMetadata (names, labels, owners, ...) instead of
 	// whole objects; use it with T = *object.Raw.
 	MetadataOnly bool
+	// Shard is this informer's own shard (see Options.Shard), in place of the factory's
+	// (FactoryOptions.Shard); it applies to cluster-scoped resources too. Informers of
+	// the same resource with different shards are different informers.
+	Shard shard.Selector
+}
+
+// shardFor is the shard of the factory's informer for sel on a resource that is
+// namespaced or not (see FactoryOptions.Shard).
+func (f *Factory) shardFor(sel Selectors, namespaced bool) shard.Selector {
+	if !sel.Shard.IsZero() {
+		return sel.Shard
+	}
+	s := f.opts.Shard
+	if s.IsZero() {
+		s = f.opts.Reflector.Shard
+	}
+	if s.Field == shard.Namespace && !namespaced {
+		return shard.Selector{}
+	}
+	return s
 }
 
 // For returns the factory's informer of T for resource (a name as kubectl takes it:
@@ -79,7 +108,8 @@ func For[T object.Object](ctx context.Context, f *Factory, resource string, sel 
 		return nil, err
 	}
 	var zero T
-	key := fmt.Sprintf("%s|%s|%s|%s|%v|%T", info.GroupVersionResource, sel.Namespace, sel.LabelSelector, sel.FieldSelector, sel.MetadataOnly, zero)
+	sh := f.shardFor(sel, info.Namespaced)
+	key := fmt.Sprintf("%s|%s|%s|%s|%v|%T|%s", info.GroupVersionResource, sel.Namespace, sel.LabelSelector, sel.FieldSelector, sel.MetadataOnly, zero, sh.Normalize())
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if existing, ok := f.informers[key]; ok {
@@ -90,7 +120,7 @@ func For[T object.Object](ctx context.Context, f *Factory, resource string, sel 
 		return inf, nil
 	}
 	ropts := f.opts.Reflector
-	ropts.LabelSelector, ropts.FieldSelector = sel.LabelSelector, sel.FieldSelector
+	ropts.LabelSelector, ropts.FieldSelector, ropts.Shard = sel.LabelSelector, sel.FieldSelector, sh
 	name := info.Resource
 	if info.Group != "" {
 		name += "." + info.Group

@@ -15,6 +15,7 @@ import (
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 	"github.com/kinformer/kinformer/reflector"
+	"github.com/kinformer/kinformer/shard"
 	"github.com/kinformer/kinformer/trace"
 )
 
@@ -24,6 +25,17 @@ type Options[T object.Object] struct {
 	Name string
 	// Reflector configures listing and watching.
 	Reflector reflector.Options
+	// Shard keeps the informer to one part of the hash space (see package shard): only
+	// the objects it selects are listed, watched and cached, which is how several
+	// processes share a resource too large for one. The server filters when it has the
+	// ShardedListAndWatch feature gate (alpha, off by default in kube-apiserver 1.36);
+	// without it the informer filters by itself by the same hash, so its cache still
+	// holds exactly the shard, but every object is still sent and decoded. It says so
+	// once in its log (a warning), in Status().ShardFiltering (reflector.ShardFilteringClient)
+	// and in kinformer_informer_shard_filtered_on_client. Reflector.Shard, when set, takes
+	// its place. New refuses a shard that fails shard.Selector.Validate; the zero Selector
+	// is no shard.
+	Shard shard.Selector
 	// Transform changes each object before it is stored. The default, StripManagedFields,
 	// drops metadata.managedFields, which no controller reads and which is often the
 	// largest part of an object; with it the reflector also asks for objects decoded
@@ -111,7 +123,8 @@ type Informer[T object.Object] struct {
 }
 
 // New builds an informer over lw. Run starts it. It fails when an option is wrong: an
-// index named like one the cache has (indexer.NamespaceIndex is built in).
+// index named like one the cache has (indexer.NamespaceIndex is built in), an invalid
+// shard.
 func New[T object.Object](lw reflector.ListerWatcher[T], opts Options[T]) (*Informer[T], error) {
 	maps := object.NewMapTable()
 	custom := opts.Transform != nil
@@ -124,6 +137,14 @@ func New[T object.Object](lw reflector.ListerWatcher[T], opts Options[T]) (*Info
 	}
 	if opts.Reflector.Name == "" {
 		opts.Reflector.Name = opts.Name
+	}
+	if opts.Reflector.Shard.IsZero() {
+		opts.Reflector.Shard = opts.Shard
+	}
+	if err := opts.Reflector.Shard.Validate(); err != nil {
+		// A server would refuse it on every request, and a cache that never syncs says
+		// less than an error here.
+		return nil, fmt.Errorf("informer %s: %w", opts.Name, err)
 	}
 	if opts.Reflector.Clock == nil {
 		opts.Reflector.Clock = opts.Clock
@@ -167,6 +188,7 @@ var (
 	_ reflector.Bookmarker                 = relistStore[*object.Pod]{}
 	_ reflector.ListerWatcher[*object.Pod] = (*listwatch.Resource[*object.Pod])(nil)
 	_ reflector.Metrics                    = (*informerMetrics)(nil)
+	_ reflector.ShardMetrics               = (*informerMetrics)(nil)
 	_ Syncer                               = (*Informer[*object.Pod])(nil)
 	_ Syncer                               = (*Registration[*object.Pod])(nil)
 	_ statuser                             = (*Informer[*object.Pod])(nil)

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/kinformer/kinformer/listwatch"
+	"github.com/kinformer/kinformer/reflector"
 )
 
 // Metrics exports informers to Prometheus, on a registry the caller supplies:
@@ -20,7 +21,11 @@ import (
 //	kinformer_informer_handler_coalesced_total{name,handler},
 //	kinformer_informer_store_errors_total{name} (objects the cache could not take: an
 //	index function failed), kinformer_informer_handler_panics_total{name,handler},
-//	kinformer_informer_cache_mutations_total{name} (see MutationDetector)
+//	kinformer_informer_cache_mutations_total{name} (see MutationDetector),
+//	kinformer_informer_shard_filtered_on_client{name} (1 when the server ignores the
+//	informer's shard selector and the informer filters alone, 0 when the server filters;
+//	absent without a shard, or before a list has told), kinformer_informer_shard_dropped_total{name}
+//	(objects and events the informer dropped as outside its shard: 0 while the server filters)
 //
 // Handler gauges are read at scrape time.
 type Metrics struct {
@@ -29,6 +34,8 @@ type Metrics struct {
 	lastRV                  *prometheus.GaugeVec
 	storeErrors, panics     *prometheus.CounterVec
 	mutations               *prometheus.CounterVec
+	shardOnClient           *prometheus.GaugeVec
+	shardDropped            *prometheus.CounterVec
 	depth, lag, coalesced   *prometheus.Desc
 
 	mu        sync.Mutex
@@ -61,12 +68,17 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			"Objects the cache could not take because an index function failed on them (the key keeps its previous state)."),
 		panics:    counter("kinformer_informer_handler_panics_total", "Handlers stopped by a panic.", "handler"),
 		mutations: counter("kinformer_informer_cache_mutations_total", "Cached objects found changed in place by the mutation detector."),
+		shardOnClient: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "kinformer_informer_shard_filtered_on_client",
+			Help: "1 when the server ignores the informer's shard selector (no ShardedListAndWatch feature gate) and the informer filters alone, 0 when the server filters."}, []string{"name"}),
+		shardDropped: counter("kinformer_informer_shard_dropped_total",
+			"Objects and watch events dropped by the informer as outside its shard, which a server that filters never sends."),
 		depth:     prometheus.NewDesc("kinformer_informer_handler_buffer_depth", "Notifications waiting for a handler.", []string{"name", "handler"}, nil),
 		lag:       prometheus.NewDesc("kinformer_informer_handler_lag_seconds", "Age of the oldest notification waiting for a handler.", []string{"name", "handler"}, nil),
 		coalesced: prometheus.NewDesc("kinformer_informer_handler_coalesced_total", "Notifications merged because a handler's buffer was full.", []string{"name", "handler"}, nil),
 		informers: map[string]handlerStats{},
 	}
-	for _, c := range []prometheus.Collector{m.lists, m.watches, m.relists, m.events, m.lastRV, m.storeErrors, m.panics, m.mutations, (*handlerCollector)(m)} {
+	for _, c := range []prometheus.Collector{m.lists, m.watches, m.relists, m.events, m.lastRV, m.storeErrors, m.panics, m.mutations,
+		m.shardOnClient, m.shardDropped, (*handlerCollector)(m)} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -120,6 +132,21 @@ func (im *informerMetrics) Event(t listwatch.EventType) {
 	im.m.events.WithLabelValues(im.name, string(t)).Inc()
 }
 
+// ShardFiltering sets the gauge once the reflector knows who filters; it never goes
+// back to not knowing, so the series, once there, stays until forget.
+func (im *informerMetrics) ShardFiltering(f reflector.ShardFiltering) {
+	switch f {
+	case reflector.ShardFilteringClient:
+		im.m.shardOnClient.WithLabelValues(im.name).Set(1)
+	case reflector.ShardFilteringServer:
+		im.m.shardOnClient.WithLabelValues(im.name).Set(0)
+	}
+}
+
+func (im *informerMetrics) ShardDropped(n int) {
+	im.m.shardDropped.WithLabelValues(im.name).Add(float64(n))
+}
+
 func (im *informerMetrics) storeError() { im.m.storeErrors.WithLabelValues(im.name).Inc() }
 func (im *informerMetrics) mutation()   { im.m.mutations.WithLabelValues(im.name).Inc() }
 func (im *informerMetrics) handlerPanic(handler string) {
@@ -133,7 +160,7 @@ func (im *informerMetrics) forget() {
 	delete(m.informers, im.name)
 	m.mu.Unlock()
 	for _, v := range []*prometheus.MetricVec{m.lists.MetricVec, m.watches.MetricVec, m.relists.MetricVec, m.events.MetricVec, m.lastRV.MetricVec,
-		m.storeErrors.MetricVec, m.panics.MetricVec, m.mutations.MetricVec} {
+		m.storeErrors.MetricVec, m.panics.MetricVec, m.mutations.MetricVec, m.shardOnClient.MetricVec, m.shardDropped.MetricVec} {
 		v.DeletePartialMatch(prometheus.Labels{"name": im.name})
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kinformer/kinformer/clock"
 	"github.com/kinformer/kinformer/object"
+	"github.com/kinformer/kinformer/shard"
 	"github.com/kinformer/kinformer/trace"
 )
 
@@ -24,6 +25,12 @@ type ListOptions struct {
 	Continue string
 	// TimeoutSeconds bounds the request on the server side.
 	TimeoutSeconds int64
+	// Shard asks for the objects of one part of the hash space only, as the
+	// shardSelector parameter (see package shard); the zero Selector sends none. Every
+	// page of a paginated list must carry it: the server applies it per page. A server
+	// that honours it says so in the page's ListMeta.ShardInfo; one without the feature
+	// gate ignores it and sends everything.
+	Shard shard.Selector
 
 	// MaxFrameSize bounds one object of the page, in bytes (0: DefaultMaxFrameSize); a
 	// larger one fails the list with an error wrapping ErrFrameTooLarge. The page itself
@@ -49,6 +56,7 @@ func (o ListOptions) query() url.Values {
 	if o.TimeoutSeconds > 0 {
 		q.Set("timeoutSeconds", strconv.FormatInt(o.TimeoutSeconds, 10))
 	}
+	set(q, "shardSelector", o.Shard.String())
 	return q
 }
 
@@ -68,6 +76,10 @@ type WatchOptions struct {
 	// bookmark annotated InitialEventsEndAnnotation. Needs AllowBookmarks and
 	// ResourceVersionMatch "NotOlderThan".
 	SendInitialEvents bool
+	// Shard asks for the events of one part of the hash space only, as ListOptions.Shard.
+	// A watch carries no sign of whether the server honoured it (neither do a streaming
+	// list's events and bookmark): only a list's ShardInfo tells.
+	Shard shard.Selector
 
 	// IdleTimeout ends the stream with ErrIdleTimeout when no event arrives for this long;
 	// with bookmarks on, a live stream is never silent for more than about a minute.
@@ -105,6 +117,7 @@ func (o WatchOptions) query() url.Values {
 		// The server requires the parameter to be present even when empty.
 		q.Set("resourceVersion", o.ResourceVersion)
 	}
+	set(q, "shardSelector", o.Shard.String())
 	return q
 }
 

@@ -42,6 +42,20 @@ type ListMeta struct {
 	ResourceVersion    string `json:"resourceVersion,omitempty"`
 	Continue           string `json:"continue,omitempty"`
 	RemainingItemCount *int64 `json:"remainingItemCount,omitempty"`
+	// ShardInfo is set by a server that filtered the list by its shardSelector (see
+	// package shard); nil when the request had none, or when the server ignored it, which
+	// a server without the ShardedListAndWatch feature gate does without a word. It is
+	// the only way a client can tell the two apart.
+	ShardInfo *ShardInfo `json:"shardInfo,omitempty"`
+}
+
+// ShardInfo is metadata.shardInfo of a sharded list.
+type ShardInfo struct {
+	// Selector is the selector the server applied, in its canonical form (the form
+	// shard.Selector.String writes), not necessarily the text the request sent: the
+	// server re-writes what it parsed, dropping parentheses, comments and extra blanks,
+	// and quoting every bound with single quotes.
+	Selector string `json:"selector"`
 }
 
 // Object is anything with ObjectMeta: every typed object of this package and Raw.

@@ -35,4 +35,11 @@
 //
 // Status says which state the loop is in (see State) and why the cache is not synced
 // (the last error), so a cache that stays empty because of a 403 says so.
+//
+// A shard (Options.Shard) is data, not a state: every request of every state carries
+// it, and the reflector drops what lies outside it wherever objects arrive (list pages,
+// a streaming list's events, watch events) before the store sees them, since a server
+// without the feature gate ignores it. Status.ShardFiltering says whether the server
+// filtered, as judged from each list's metadata.shardInfo and from any object outside
+// the shard that arrives.
 package reflector

@@ -59,6 +59,7 @@ func (r *Reflector[T]) listPages(ctx context.Context, rv string) ([]T, string, e
 		if listRV == "" {
 			listRV = page.ResourceVersion
 		}
+		page.Items = r.keepInShard(page.Items, page.ShardInfo)
 		r.reuse(page.Items)
 		items = append(items, page.Items...)
 		if page.Continue == "" {
@@ -71,7 +72,7 @@ func (r *Reflector[T]) listPages(ctx context.Context, rv string) ([]T, string, e
 // listOptions are the options of a list at rv ("0": any state, "": the newest, else at
 // least rv).
 func (r *Reflector[T]) listOptions(rv string) listwatch.ListOptions {
-	opts := listwatch.ListOptions{LabelSelector: r.opts.LabelSelector, FieldSelector: r.opts.FieldSelector,
+	opts := listwatch.ListOptions{LabelSelector: r.opts.LabelSelector, FieldSelector: r.opts.FieldSelector, Shard: r.opts.Shard,
 		ResourceVersion: rv, Limit: r.opts.PageSize, MaxFrameSize: r.opts.MaxFrameSize, Decode: r.opts.Decode}
 	if rv != "" && rv != "0" {
 		opts.ResourceVersionMatch = "NotOlderThan"
@@ -136,6 +137,12 @@ func (r *Reflector[T]) streamList(ctx context.Context) state {
 		}
 		switch ev.Type {
 		case listwatch.Added:
+			if !r.inShard(ev.Object) {
+				// No shardInfo comes with a streaming list: an object outside the shard is
+				// the only sign that the server ignored the selector.
+				r.droppedOutside(ev.Object, "the streamed object")
+				continue
+			}
 			items = append(items, ev.Object)
 		case listwatch.Bookmark:
 			if ev.Object.Meta().Annotations[listwatch.InitialEventsEndAnnotation] != "true" {

@@ -11,6 +11,7 @@ import (
 	"github.com/kinformer/kinformer/internal/notify"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
+	"github.com/kinformer/kinformer/shard"
 	"github.com/kinformer/kinformer/trace"
 )
 
@@ -69,6 +70,16 @@ type Options struct {
 	Name string
 	// LabelSelector and FieldSelector restrict what is listed and watched.
 	LabelSelector, FieldSelector string
+	// Shard restricts the store to one part of the hash space (see package shard). Every
+	// request carries it as shardSelector: the first list and each of its pages, every
+	// relist, watch, resumed watch and streaming list. And the reflector drops, itself,
+	// every listed object and watch event outside it before the store sees it, because a
+	// server may not filter: kube-apiserver 1.36 without the ShardedListAndWatch feature
+	// gate ignores the parameter without a word. Status.ShardFiltering says whether the
+	// server filters (see ShardFiltering); the store holds exactly the shard either way.
+	// The zero Selector filters nothing. New does not check it (informer.New does): one
+	// that fails shard.Selector.Validate is refused by a server on every request.
+	Shard shard.Selector
 	// PageSize is the list page size [500].
 	PageSize int64
 	// WatchTimeoutMin/Max bound the random timeoutSeconds asked of each watch
@@ -141,16 +152,23 @@ type Status struct {
 	Relists int
 	// Backoff is the wait under way while State is BackingOff.
 	Backoff time.Duration
+	// ShardFiltering says, when Options.Shard is set, whether the server filters by it or
+	// the reflector alone does (see ShardFiltering); "" without a shard.
+	ShardFiltering ShardFiltering
+	// ShardDropped counts the listed objects and watch events dropped as outside
+	// Options.Shard: 0 while the server filters. Like LastSyncResourceVersion, its moves
+	// alone are no transition.
+	ShardDropped int
 }
 
 // transition reports whether s differs from old in what a status subscriber is told
-// about: everything but the resourceVersion, which moves with every event. Errors count
+// about: everything but the resourceVersion and ShardDropped, which move with events. Errors count
 // by what they say: comparing error values with == panics when an error's dynamic type
 // is not comparable (a struct holding a slice), and a new error saying the same thing is
 // not news.
 func (s Status) transition(old Status) bool {
 	return s.State != old.State || s.Listed != old.Listed || s.StreamingFallback != old.StreamingFallback ||
-		s.Relists != old.Relists || s.Backoff != old.Backoff ||
+		s.Relists != old.Relists || s.Backoff != old.Backoff || s.ShardFiltering != old.ShardFiltering ||
 		!sameError(s.LastError, old.LastError) || !sameError(s.StreamingFallbackReason, old.StreamingFallbackReason)
 }
 
@@ -169,6 +187,8 @@ type Reflector[T object.Object] struct {
 	opts  Options
 	clock clock.Clock
 	log   *slog.Logger
+	// shardText is Options.Shard on the wire: what a list's shardInfo must echo.
+	shardText string
 
 	mu          sync.Mutex
 	status      Status
@@ -203,13 +223,17 @@ func New[T object.Object](lw ListerWatcher[T], store Store[T], opts Options) *Re
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Reflector[T]{lw: lw, store: store, opts: opts, clock: opts.Clock,
-		log: log.With("reflector", opts.Name), status: Status{State: StateStarting}}
+	st := Status{State: StateStarting}
+	if !opts.Shard.IsZero() {
+		st.ShardFiltering = ShardFilteringUnknown
+	}
+	return &Reflector[T]{lw: lw, store: store, opts: opts, clock: opts.Clock, shardText: opts.Shard.String(),
+		log: log.With("reflector", opts.Name), status: st}
 }
 
 // OnStatus calls f with the new status on every transition: a change of State, Listed,
-// LastError, the streaming fallback, Relists or Backoff (not of the resourceVersion
-// alone, which moves with every event). It may be called at any time, from any
+// LastError, the streaming fallback, Relists, Backoff or ShardFiltering (not of the
+// resourceVersion or ShardDropped alone, which move with events). It may be called at any time, from any
 // goroutine; f runs on the reflector's goroutine, so it must be quick. The returned
 // function unregisters f.
 func (r *Reflector[T]) OnStatus(f func(Status)) (remove func()) { return r.subscribers.Add(f) }

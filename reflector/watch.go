@@ -16,7 +16,7 @@ func (r *Reflector[T]) watchOptions() listwatch.WatchOptions {
 	span := r.opts.WatchTimeoutMax - r.opts.WatchTimeoutMin
 	timeout := r.opts.WatchTimeoutMin + time.Duration(rand.Int64N(int64(span)+1))
 	return listwatch.WatchOptions{
-		LabelSelector: r.opts.LabelSelector, FieldSelector: r.opts.FieldSelector,
+		LabelSelector: r.opts.LabelSelector, FieldSelector: r.opts.FieldSelector, Shard: r.opts.Shard,
 		AllowBookmarks: true, TimeoutSeconds: int64(timeout.Seconds()),
 		IdleTimeout: timeout + r.opts.IdleMargin, WebSocket: r.opts.WebSocket, Tracer: r.opts.Tracer,
 		MaxFrameSize: r.opts.MaxFrameSize, Clock: r.clock, Decode: r.opts.Decode,
@@ -72,6 +72,10 @@ func (r *Reflector[T]) watch(ctx context.Context, w listwatch.Stream[T]) watchRe
 }
 
 func (r *Reflector[T]) apply(ev listwatch.Event[T]) {
+	if ev.Type != listwatch.Bookmark && !r.inShard(ev.Object) {
+		r.dropEvent(ev)
+		return
+	}
 	if r.opts.Tracer != nil && ev.Type != listwatch.Bookmark {
 		// Before the store call, not after: once queued, the event may be popped and
 		// marked by the informer before this goroutine runs again.

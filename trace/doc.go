@@ -48,9 +48,10 @@
 //
 // # Bounds
 //
-// A followed event may never reach its last mark: the FIFO drops a repeated delete, a
-// full handler buffer coalesces it into a newer state of the object, a handler does not
-// enqueue it, the informer stops. A Collector therefore keeps at most MaxInFlight events
+// A followed event may never reach its last mark: the reflector drops an event outside
+// its shard (a server that ignores the shard selector sends them), the FIFO drops a
+// repeated delete, a full handler buffer coalesces it into a newer state of the object,
+// a handler does not enqueue it, the informer stops. A Collector therefore keeps at most MaxInFlight events
 // and drops the oldest to make room (Stats counts them), so memory stays bounded
 // whatever the pipeline loses. Relists are not watch events and are not followed; nor
 // are a streaming list's initial events, which the reflector hands over as one relist.

@@ -1,0 +1,140 @@
+package reflector
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/kinformer/kinformer/listwatch"
+	"github.com/kinformer/kinformer/object"
+	"github.com/kinformer/kinformer/shard"
+)
+
+// ShardFiltering says who keeps the objects outside Options.Shard away from the store.
+//
+// The reflector always drops them itself, so the store holds exactly the shard either
+// way. What differs is the cost: when the server filters, the other objects never
+// travel; when it does not, every object of the resource is sent, decoded and hashed
+// before most are dropped, and a list served whole (as from the watch cache) is held
+// whole for a moment. So a shard that saves no bandwidth, CPU or peak memory, while its
+// cache is the right size, is a reflector whose ShardFiltering is ShardFilteringClient.
+type ShardFiltering string
+
+const (
+	// ShardFilteringUnknown: Options.Shard is set and nothing has told yet. Only a list
+	// tells for sure (by metadata.shardInfo); a streaming list's events and bookmark
+	// carry no word of it, so a reflector that streams its lists stays here until an
+	// object outside the shard arrives, which proves the server ignored the selector.
+	ShardFilteringUnknown ShardFiltering = "Unknown"
+	// ShardFilteringServer: the last list came with the selector echoed in its
+	// metadata.shardInfo, and nothing outside the shard has arrived since.
+	ShardFilteringServer ShardFiltering = "Server"
+	// ShardFilteringClient: the server ignored the selector (its list had no
+	// metadata.shardInfo, as from a kube-apiserver without the ShardedListAndWatch
+	// feature gate, or it sent an object outside the shard); the reflector alone filters.
+	ShardFilteringClient ShardFiltering = "Client"
+)
+
+// ShardMetrics is an optional Metrics method set, for the client-side shard filter:
+// ShardFiltering hears each change of Status.ShardFiltering, ShardDropped each batch
+// of objects or events dropped as outside the shard (n > 0).
+type ShardMetrics interface {
+	ShardFiltering(f ShardFiltering)
+	ShardDropped(n int)
+}
+
+// shardValue is the value of obj that Options.Shard hashes.
+func (r *Reflector[T]) shardValue(obj T) string {
+	if r.opts.Shard.Field == shard.UID {
+		return obj.Meta().UID
+	}
+	return obj.Meta().Namespace
+}
+
+// inShard reports whether obj belongs in the store: always, without Options.Shard.
+func (r *Reflector[T]) inShard(obj T) bool {
+	return r.opts.Shard.IsZero() || r.opts.Shard.Matches(r.shardValue(obj))
+}
+
+// keepInShard drops the list page's objects outside the shard, in place (the slots it
+// frees are cleared, so what it dropped can be collected at once), and judges who
+// filtered: the server, if it echoed the selector sent and sent nothing outside it.
+func (r *Reflector[T]) keepInShard(items []T, info *object.ShardInfo) []T {
+	if r.opts.Shard.IsZero() {
+		return items
+	}
+	var outside string // the first key dropped, for the log
+	kept := slices.DeleteFunc(items, func(obj T) bool {
+		if r.inShard(obj) {
+			return false
+		}
+		if outside == "" {
+			outside = object.Key(obj)
+		}
+		return true
+	})
+	r.countDropped(len(items) - len(kept))
+	switch {
+	case info == nil:
+		r.judgeShard(ShardFilteringClient, "the list has no metadata.shardInfo: the server ignores shardSelector "+
+			"(a kube-apiserver without the ShardedListAndWatch feature gate does, silently)")
+	case info.Selector != r.shardText:
+		r.judgeShard(ShardFilteringClient, fmt.Sprintf("the list's metadata.shardInfo is %q, not the selector sent", info.Selector))
+	case outside != "":
+		r.judgeShard(ShardFilteringClient, fmt.Sprintf("the list echoes the selector, yet holds %s, outside it", outside))
+	default:
+		r.judgeShard(ShardFilteringServer, "the list's metadata.shardInfo echoes the selector")
+	}
+	return kept
+}
+
+// dropEvent passes over a watch event outside the shard. The server has still been
+// followed this far, so the store hears of it as a bookmark, as it would have from a
+// server that filtered. uid and namespace never change, so an object outside the shard
+// was never stored and its MODIFIED or DELETED has nothing to undo.
+func (r *Reflector[T]) dropEvent(ev listwatch.Event[T]) {
+	r.droppedOutside(ev.Object, "the "+string(ev.Type)+" event of")
+	rv := ev.Object.Meta().ResourceVersion
+	if b, ok := r.store.(Bookmarker); ok {
+		b.Bookmark(rv)
+	}
+	r.opts.Metrics.Event(ev.Type)
+	r.recordRV(rv)
+}
+
+// droppedOutside notes a streamed object or a watch event dropped as outside the shard:
+// proof that the server does not filter.
+func (r *Reflector[T]) droppedOutside(obj T, what string) {
+	r.countDropped(1)
+	r.judgeShard(ShardFilteringClient, fmt.Sprintf("the server sent %s %s, outside the shard: it ignores shardSelector", what, object.Key(obj)))
+}
+
+func (r *Reflector[T]) countDropped(n int) {
+	if n == 0 {
+		return
+	}
+	r.update(func(st *Status) { st.ShardDropped += n })
+	if m, ok := r.opts.Metrics.(ShardMetrics); ok {
+		m.ShardDropped(n)
+	}
+}
+
+// judgeShard records who filters, as the latest evidence says, and tells the log and the
+// metrics when that changes: in a steady state, once. A warning when the reflector
+// finds itself filtering alone, since the operator who set a shard expected the
+// server to, and only the log, the status and a metric can say why nothing got cheaper.
+func (r *Reflector[T]) judgeShard(f ShardFiltering, why string) {
+	var was ShardFiltering
+	r.update(func(st *Status) { was, st.ShardFiltering = st.ShardFiltering, f })
+	if was == f {
+		return
+	}
+	if m, ok := r.opts.Metrics.(ShardMetrics); ok {
+		m.ShardFiltering(f)
+	}
+	if f == ShardFilteringClient {
+		r.log.Warn("the server does not filter by shard: the reflector drops the objects outside it, so the store holds "+
+			"the shard, but every object is still sent and decoded", "reason", why, "shard", r.shardText)
+		return
+	}
+	r.log.Info("the server filters by shard", "reason", why, "shard", r.shardText)
+}
