@@ -33,9 +33,9 @@ func TestGateLetsThroughWhatItOwns(t *testing.T) {
 		{"a cluster-scoped object is in namespace \"\"", owning, "node-1", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := tc.gate.Enter(tc.key)
+			_, done, got := tc.gate.Enter(context.Background(), tc.key)
 			if got {
-				tc.gate.Exit(tc.key)
+				done()
 			}
 			if got != tc.want {
 				t.Errorf("Enter(%q) = %v, want %v", tc.key, got, tc.want)
@@ -44,53 +44,72 @@ func TestGateLetsThroughWhatItOwns(t *testing.T) {
 	}
 }
 
+// enter enters key or fails the test, and returns the sync's context and done.
+func enter(t *testing.T, g *Gate, key string) (context.Context, func()) {
+	t.Helper()
+	ctx, done, ok := g.Enter(context.Background(), key)
+	if !ok {
+		t.Fatalf("%s refused", key)
+	}
+	return ctx, done
+}
+
 // Narrow refuses new syncs in what it gives away at once, and returns only when the
 // syncs running there have ended; syncs in namespaces it keeps do not hold it up.
 func TestNarrowWaitsForTheSyncsItGivesAway(t *testing.T) {
 	leakcheck.Check(t)
 	g := &Gate{}
 	g.Widen(only("a", "b"))
-	if !g.Enter("a/1") || !g.Enter("b/1") {
-		t.Fatal("owned namespaces refused")
-	}
+	_, doneA := enter(t, g, "a/1")
+	_, doneB := enter(t, g, "b/1")
 	narrowed := make(chan error)
 	go func() { narrowed <- g.Narrow(context.Background(), only("b")) }()
 	// Narrow holds the lock while it looks, so once a/2 is refused the new test holds.
-	for g.Enter("a/2") {
-		g.Exit("a/2")
+	for {
+		_, done, ok := g.Enter(context.Background(), "a/2")
+		if !ok {
+			break
+		}
+		done()
 	}
 	select {
 	case err := <-narrowed:
 		t.Fatalf("Narrow returned (%v) while a sync in a was running", err)
 	default:
 	}
-	if !g.Enter("b/2") {
-		t.Fatal("a kept namespace refused during the hand-over")
-	}
-	g.Exit("b/2")
-	g.Exit("a/1")
+	_, doneB2 := enter(t, g, "b/2")
+	doneB2()
+	doneA()
+	doneA() // done is idempotent
 	if err := <-narrowed; err != nil {
 		t.Fatal(err)
 	}
-	g.Exit("b/1")
+	doneB()
 }
 
-// A Narrow whose wait is cancelled still gives the namespaces away.
-func TestNarrowCancelledStillRefusesNewSyncs(t *testing.T) {
+// A Narrow whose wait is cut short gives the namespaces away all the same, and cancels
+// the syncs still running there.
+func TestNarrowCutShortCancelsTheSyncsLeft(t *testing.T) {
 	g := &Gate{}
-	g.Widen(only("a"))
-	if !g.Enter("a/1") {
-		t.Fatal("refused")
-	}
+	g.Widen(only("a", "b"))
+	syncA, doneA := enter(t, g, "a/1")
+	syncB, doneB := enter(t, g, "b/1")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := g.Narrow(ctx, only()); err != context.Canceled {
+	if err := g.Narrow(ctx, only("b")); err != context.Canceled {
 		t.Fatalf("Narrow: %v, want context.Canceled", err)
 	}
-	if g.Enter("a/2") {
+	if syncA.Err() == nil {
+		t.Error("the sync left in a given-away namespace still runs uncancelled")
+	}
+	if syncB.Err() != nil {
+		t.Error("a sync in a kept namespace was cancelled")
+	}
+	if _, _, ok := g.Enter(context.Background(), "a/2"); ok {
 		t.Error("a sync entered a namespace given away")
 	}
-	g.Exit("a/1")
+	doneA()
+	doneB()
 	if err := g.Narrow(context.Background(), only()); err != nil {
 		t.Fatalf("Narrow once idle: %v", err)
 	}

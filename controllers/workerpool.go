@@ -74,12 +74,13 @@ func (p *WorkerPool) processNext(ctx, syncCtx context.Context) bool {
 		return false
 	}
 	defer p.Queue.Done(key) // also when CrashOnPanic lets a panic through
-	if !p.Gate.Enter(key) {
+	syncCtx, done, owned := p.Gate.Enter(syncCtx, key)
+	if !owned {
 		p.Queue.Forget(key)
 		p.Metrics.notOwned(p.Name)
 		return true
 	}
-	defer p.Gate.Exit(key)
+	defer done()
 	start := time.Now()
 	err = p.sync(syncCtx, key)
 	var stale *consistency.StaleError

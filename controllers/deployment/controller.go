@@ -123,3 +123,14 @@ func (dc *Controller) replicaSetsIn(ns string) *listwatch.Resource[*object.Repli
 func (dc *Controller) deploymentsIn(ns string) *listwatch.Resource[*object.Deployment] {
 	return listwatch.For[*object.Deployment](dc.client, dc.dInfo, ns)
 }
+
+// Requeue adds every cached Deployment whose namespace owns accepts to the queue: what a
+// sharded controller manager does with namespaces it has just taken over, whose objects
+// may have changed while another process owned them without an event saying so here.
+func (dc *Controller) Requeue(owns func(namespace string) bool) {
+	for _, d := range dc.dLister.List(object.Everything()) {
+		if owns(d.Namespace) {
+			dc.Queue().Add(object.Key(d))
+		}
+	}
+}

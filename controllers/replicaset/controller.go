@@ -124,3 +124,14 @@ func (rc *Controller) event(rs *object.ReplicaSet, typ, reason, format string, a
 		rc.recorder.Eventf(events.Ref{APIVersion: "apps/v1", Kind: "ReplicaSet", Meta: &rs.ObjectMeta}, typ, reason, format, args...)
 	}
 }
+
+// Requeue adds every cached ReplicaSet whose namespace owns accepts to the queue: what a
+// sharded controller manager does with namespaces it has just taken over, whose objects
+// may have changed while another process owned them without an event saying so here.
+func (rc *Controller) Requeue(owns func(namespace string) bool) {
+	for _, rs := range rc.rsLister.List(object.Everything()) {
+		if owns(rs.Namespace) {
+			rc.Queue().Add(object.Key(rs))
+		}
+	}
+}
