@@ -45,7 +45,13 @@
 // ignores the selector, as kube-apiserver 1.36 does without the ShardedListAndWatch
 // feature gate. Then nothing but the cache got smaller, and the informer says why:
 // Status().ShardFiltering is reflector.ShardFilteringClient, its log has one warning,
-// and kinformer_informer_shard_filtered_on_client is 1.
+// and kinformer_informer_shard_filtered_on_client is 1. The shard may change while the
+// informer runs, as members of a sharded controller manager come and go
+// (Informer.SetShard, Factory.SetShard for the informers that take the factory's): the
+// filter switches at once, the informer relists with the new shard, handlers hear a
+// delete for each object that left it and an add for each that joined, and the channel
+// SetShard returns is closed once the cache holds the new shard, which is when a
+// controller may act on the part it gained.
 //
 // LastStoreSyncResourceVersion says how far the cache has followed the server
 // (bookmarks included): controllers compare it with their own writes' versions, so they

@@ -27,6 +27,15 @@ type Factory struct {
 	ctx       context.Context     // set by Start
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
+	// shard is the factory's shard: FactoryOptions.Shard (or Reflector.Shard), then
+	// SetShard's.
+	shard shard.Selector
+	// follows holds the keys of the informers that take the factory's shard (no
+	// Selectors.Shard of their own), each with whether its resource is namespaced.
+	follows map[string]bool
+	// shut is closed by Shutdown: SetShard's waits end.
+	shut     chan struct{}
+	shutDown bool
 }
 
 // started is one running informer: Remove stops it alone.
@@ -45,7 +54,7 @@ type FactoryOptions struct {
 	// their objects all have the namespace "", so they would all fall in the one shard
 	// that owns Hash("") and every other process would see none. Each process caches
 	// them whole instead, as a controller sharded by namespace needs its Nodes or
-	// Namespaces.
+	// Namespaces. Factory.SetShard changes it.
 	Shard shard.Selector
 	// Tracer is every informer's Options.Tracer (see package trace); handlers that are to
 	// mark trace.Delivered take it in their HandlerOptions.
@@ -59,6 +68,7 @@ type FactoryOptions struct {
 
 type runnable interface {
 	Run(ctx context.Context)
+	SetShard(sel shard.Selector) (<-chan struct{}, error)
 	Syncer
 	statuser
 	forgetMetrics()
@@ -66,7 +76,12 @@ type runnable interface {
 
 // NewFactory returns a factory over client.
 func NewFactory(client *listwatch.Client, opts FactoryOptions) *Factory {
-	return &Factory{client: client, opts: opts, informers: map[string]runnable{}, running: map[string]*started{}}
+	sh := opts.Shard
+	if sh.IsZero() {
+		sh = opts.Reflector.Shard
+	}
+	return &Factory{client: client, opts: opts, informers: map[string]runnable{}, running: map[string]*started{},
+		shard: sh, follows: map[string]bool{}, shut: make(chan struct{})}
 }
 
 // Selectors restrict an informer.
@@ -78,25 +93,24 @@ type Selectors struct {
 	// whole objects; use it with T = *object.Raw.
 	MetadataOnly bool
 	// Shard is this informer's own shard (see Options.Shard), in place of the factory's
-	// (FactoryOptions.Shard); it applies to cluster-scoped resources too. Informers of
-	// the same resource with different shards are different informers.
+	// (FactoryOptions.Shard); it applies to cluster-scoped resources too, and
+	// Factory.SetShard leaves it alone. Informers of the same resource with different
+	// shards are different informers, and an informer with a shard of its own is never
+	// one that takes the factory's, even while the two are equal: the factory's may
+	// change.
 	Shard shard.Selector
 }
 
 // shardFor is the shard of the factory's informer for sel on a resource that is
-// namespaced or not (see FactoryOptions.Shard).
+// namespaced or not (see FactoryOptions.Shard); f.mu is held.
 func (f *Factory) shardFor(sel Selectors, namespaced bool) shard.Selector {
 	if !sel.Shard.IsZero() {
 		return sel.Shard
 	}
-	s := f.opts.Shard
-	if s.IsZero() {
-		s = f.opts.Reflector.Shard
-	}
-	if s.Field == shard.Namespace && !namespaced {
+	if f.shard.Field == shard.Namespace && !namespaced {
 		return shard.Selector{}
 	}
-	return s
+	return f.shard
 }
 
 // For returns the factory's informer of T for resource (a name as kubectl takes it:
@@ -108,10 +122,16 @@ func For[T object.Object](ctx context.Context, f *Factory, resource string, sel 
 		return nil, err
 	}
 	var zero T
-	sh := f.shardFor(sel, info.Namespaced)
-	key := fmt.Sprintf("%s|%s|%s|%s|%v|%T|%s", info.GroupVersionResource, sel.Namespace, sel.LabelSelector, sel.FieldSelector, sel.MetadataOnly, zero, sh.Normalize())
+	// The informers that take the factory's shard share one key whatever that shard is
+	// now; one with its own shard is keyed by it.
+	shardKey := "factory's shard"
+	if !sel.Shard.IsZero() {
+		shardKey = "own shard " + sel.Shard.Normalize().String()
+	}
+	key := fmt.Sprintf("%s|%s|%s|%s|%v|%T|%s", info.GroupVersionResource, sel.Namespace, sel.LabelSelector, sel.FieldSelector, sel.MetadataOnly, zero, shardKey)
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	sh := f.shardFor(sel, info.Namespaced)
 	if existing, ok := f.informers[key]; ok {
 		inf, ok := existing.(*Informer[T])
 		if !ok {
@@ -143,6 +163,9 @@ func For[T object.Object](ctx context.Context, f *Factory, resource string, sel 
 	}
 	f.informers[key] = inf
 	f.order = append(f.order, key)
+	if sel.Shard.IsZero() {
+		f.follows[key] = info.Namespaced
+	}
 	if f.ctx != nil {
 		f.start(key)
 	}
@@ -166,6 +189,7 @@ func Remove[T object.Object](f *Factory, inf *Informer[T]) bool {
 		return false
 	}
 	delete(f.informers, key)
+	delete(f.follows, key)
 	for i, k := range f.order {
 		if k == key {
 			f.order = append(f.order[:i], f.order[i+1:]...)
@@ -222,11 +246,69 @@ func (f *Factory) WaitForSync(ctx context.Context) error {
 	return WaitForSync(ctx, syncers...)
 }
 
+// SetShard changes the factory's shard (FactoryOptions.Shard) to sel, for the informers
+// it has made and those it makes later, as a sharded controller manager does when
+// members join or leave: each informer that takes the factory's shard gets sel, by the
+// same rule as at its making (a shard by namespace leaves cluster-scoped resources
+// whole), through Informer.SetShard; informers with a Selectors.Shard of their own keep
+// it. It refuses a selector that fails shard.Selector.Validate, changing nothing.
+//
+// The channel is closed once every informer whose shard changed holds a list made with
+// its new shard in its cache (or has stopped: see Informer.SetShard), or once the
+// factory is shut down; at once when no informer's shard changed. Informers not started
+// yet apply it with their first list.
+func (f *Factory) SetShard(sel shard.Selector) (<-chan struct{}, error) {
+	if err := sel.Validate(); err != nil {
+		return nil, fmt.Errorf("informer factory: %w", err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.shard = sel
+	var waits []<-chan struct{}
+	for _, key := range f.order {
+		namespaced, ok := f.follows[key]
+		if !ok {
+			continue
+		}
+		done, err := f.informers[key].SetShard(f.shardFor(Selectors{}, namespaced))
+		if err != nil {
+			return nil, err // cannot be: sel is valid, and so is no shard
+		}
+		select {
+		case <-done:
+		default:
+			waits = append(waits, done)
+		}
+	}
+	all := make(chan struct{})
+	if len(waits) == 0 || f.shutDown {
+		close(all)
+		return all, nil
+	}
+	f.wg.Add(1)
+	go func() {
+		defer f.wg.Done()
+		defer close(all)
+		for _, done := range waits {
+			select {
+			case <-done:
+			case <-f.shut:
+				return
+			}
+		}
+	}()
+	return all, nil
+}
+
 // Shutdown stops every informer and waits until all their goroutines have exited.
 func (f *Factory) Shutdown() {
 	f.mu.Lock()
 	if f.cancel != nil {
 		f.cancel()
+	}
+	if !f.shutDown {
+		f.shutDown = true
+		close(f.shut)
 	}
 	f.mu.Unlock()
 	f.wg.Wait()

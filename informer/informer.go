@@ -110,6 +110,7 @@ type Informer[T object.Object] struct {
 	customTransform bool
 	failures        failures          // objects the cache could not take, handlers that panicked
 	mutations       *mutationDetector // nil unless enabled
+	replaces        replaceTracker    // the reflector's AfterReplace functions (SetShard's channels)
 
 	// mu serialises the processing of one item with handler registration, so a late
 	// handler's replay and the events after it line up exactly.
@@ -172,7 +173,7 @@ func New[T object.Object](lw reflector.ListerWatcher[T], opts Options[T]) (*Info
 		opts.Reflector.Metrics = inf.metrics
 	}
 	inf.mutations = newMutationDetector(opts.MutationDetector, opts.Clock, inf.log, inf.metrics, inf.mutationFound)
-	inf.reflector = reflector.New[T](lw, relistStore[T]{inf.fifo, inf.cache}, opts.Reflector)
+	inf.reflector = reflector.New[T](lw, relistStore[T]{inf.fifo, inf.cache, &inf.replaces}, opts.Reflector)
 	inf.reflector.OnStatus(func(rs reflector.Status) {
 		s := SyncStatus{Synced: inf.HasSynced(), Status: rs} // this transition, not a later one
 		inf.failures.fill(&s)
@@ -186,6 +187,7 @@ var (
 	_ reflector.Store[*object.Pod]         = relistStore[*object.Pod]{}
 	_ reflector.Reuser[*object.Pod]        = relistStore[*object.Pod]{}
 	_ reflector.Bookmarker                 = relistStore[*object.Pod]{}
+	_ reflector.Applier                    = relistStore[*object.Pod]{}
 	_ reflector.ListerWatcher[*object.Pod] = (*listwatch.Resource[*object.Pod])(nil)
 	_ reflector.Metrics                    = (*informerMetrics)(nil)
 	_ reflector.ShardMetrics               = (*informerMetrics)(nil)
@@ -196,10 +198,90 @@ var (
 )
 
 // relistStore is the reflector's view of the informer: the FIFO, plus the cache for
-// reflector.Reuser, so a relisted object that has not changed is the cached one.
+// reflector.Reuser, so a relisted object that has not changed is the cached one, and the
+// replaceTracker for reflector.Applier, so SetShard's channel waits for the cache.
 type relistStore[T object.Object] struct {
 	*deltafifo.FIFO[T]
-	cache *indexer.Indexer[T]
+	cache    *indexer.Indexer[T]
+	replaces *replaceTracker
+}
+
+// Replace queues a relist, counted so that AfterReplace knows when the cache has it.
+func (s relistStore[T]) Replace(objs []T, resourceVersion string) {
+	s.replaces.queued()
+	s.FIFO.Replace(objs, resourceVersion)
+}
+
+// AfterReplace runs f once the processing loop has applied the Replace just queued, or
+// once the informer has stopped.
+func (s relistStore[T]) AfterReplace(f func()) { s.replaces.after(f) }
+
+// replaceTracker runs the functions handed to AfterReplace once the processing loop has
+// applied the Replace they follow (or once the informer stops, which applies no more).
+// The FIFO keeps Replaces in order, so counting them is enough.
+type replaceTracker struct {
+	mu      sync.Mutex
+	queue   uint64 // Replaces handed to the FIFO
+	applied uint64 // Replaces the cache has applied
+	stopped bool
+	waiting []afterReplace
+}
+
+// afterReplace is a function to run once n Replaces have been applied.
+type afterReplace struct {
+	n uint64
+	f func()
+}
+
+// queued counts a Replace, before the FIFO has it: so applied never overtakes it.
+func (t *replaceTracker) queued() {
+	t.mu.Lock()
+	t.queue++
+	t.mu.Unlock()
+}
+
+func (t *replaceTracker) after(f func()) {
+	t.mu.Lock()
+	if t.stopped || t.applied >= t.queue {
+		t.mu.Unlock()
+		f()
+		return
+	}
+	t.waiting = append(t.waiting, afterReplace{n: t.queue, f: f})
+	t.mu.Unlock()
+}
+
+// done counts a Replace applied, and runs what waited for it.
+func (t *replaceTracker) done() {
+	t.mu.Lock()
+	t.applied++
+	var run []func()
+	kept := t.waiting[:0]
+	for _, w := range t.waiting {
+		if w.n <= t.applied {
+			run = append(run, w.f)
+		} else {
+			kept = append(kept, w)
+		}
+	}
+	clear(t.waiting[len(kept):])
+	t.waiting = kept
+	t.mu.Unlock()
+	for _, f := range run {
+		f()
+	}
+}
+
+// stop runs everything still waiting: no Replace will be applied any more.
+func (t *replaceTracker) stop() {
+	t.mu.Lock()
+	t.stopped = true
+	run := t.waiting
+	t.waiting = nil
+	t.mu.Unlock()
+	for _, w := range run {
+		w.f()
+	}
 }
 
 // Reuse returns the cached object when it is obj's state (same resourceVersion). The
@@ -318,6 +400,7 @@ func (inf *Informer[T]) Run(ctx context.Context) {
 	<-ctx.Done()
 	inf.fifo.Close()
 	loops.Wait()
+	inf.replaces.stop()
 
 	inf.mu.Lock()
 	inf.stopping = true
@@ -350,6 +433,9 @@ func (inf *Informer[T]) process(it *deltafifo.Item[T]) error {
 	inf.mu.Lock()
 	changed := inf.processLocked(it)
 	inf.mu.Unlock()
+	if it.Replace != nil {
+		inf.replaces.done()
+	}
 	if changed {
 		inf.statusFns.Notify(inf.Status())
 	}
@@ -558,6 +644,28 @@ func (inf *Informer[T]) processResync(now time.Time) {
 			l.add(note[T]{kind: noteUpdate, old: obj, obj: obj, at: now})
 		}
 	}
+}
+
+// SetShard changes the informer's shard (Options.Shard, or Reflector.Shard) to sel,
+// while it runs or before Run, from any goroutine: a sharded controller manager calls it
+// when members join or leave and its part of the cluster grows or shrinks. It refuses a
+// selector that fails shard.Selector.Validate; the zero Selector is no shard. See
+// reflector.Reflector.SetShard for what the reflector does: in short, nothing outside
+// sel enters the cache's queue once SetShard returns, and the informer relists with sel.
+// Handlers hear that relist as any other: a delete (finalStateUnknown) for each object
+// that left the shard, an add for each that joined it, nothing for those that stayed
+// unchanged, which keep their cached objects. Status().ShardFiltering is
+// reflector.ShardFilteringUnknown until the new shard's first request tells.
+//
+// The channel is closed once the cache holds a list made with sel (or with a shard set
+// later): the moment to start acting on the part the shard gained. It is also closed
+// when the informer stops, whichever comes first, so a waiter never hangs (an informer
+// that has stopped answers a SetShard with a closed channel at once; Status().State is
+// then reflector.StateStopped and the cache is frozen as it was); it is never closed for
+// an informer that never runs. SetShard with the current shard changes nothing: its
+// channel is that shard's, closed already unless the shard's first list is still to come.
+func (inf *Informer[T]) SetShard(sel shard.Selector) (<-chan struct{}, error) {
+	return inf.reflector.SetShard(sel)
 }
 
 // Cache returns the informer's indexer (read-only objects; see package indexer).

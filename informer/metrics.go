@@ -132,14 +132,17 @@ func (im *informerMetrics) Event(t listwatch.EventType) {
 	im.m.events.WithLabelValues(im.name, string(t)).Inc()
 }
 
-// ShardFiltering sets the gauge once the reflector knows who filters; it never goes
-// back to not knowing, so the series, once there, stays until forget.
+// ShardFiltering sets the gauge once the reflector knows who filters. After a SetShard
+// the reflector does not know again until the new shard's first request tells, and the
+// series keeps the old answer until then; SetShard to no shard at all removes it.
 func (im *informerMetrics) ShardFiltering(f reflector.ShardFiltering) {
 	switch f {
 	case reflector.ShardFilteringClient:
 		im.m.shardOnClient.WithLabelValues(im.name).Set(1)
 	case reflector.ShardFilteringServer:
 		im.m.shardOnClient.WithLabelValues(im.name).Set(0)
+	case "":
+		im.m.shardOnClient.DeleteLabelValues(im.name)
 	}
 }
 

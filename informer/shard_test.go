@@ -195,7 +195,7 @@ func TestShardedInformerCachesTheShard(t *testing.T) {
 
 // A factory's shard applies to its namespaced informers, not to cluster-scoped ones
 // when it is by namespace; an informer's own shard replaces it and makes another
-// informer.
+// informer, even when it equals the factory's (which SetShard may change).
 func TestFactoryShard(t *testing.T) {
 	e := newShardEnv(t)
 	e.createEverywhere(t, "a")
@@ -216,9 +216,12 @@ func TestFactoryShard(t *testing.T) {
 		t.Fatal(err)
 	}
 	upper, _ := For[*object.Pod](ctx, f, "pods", Selectors{Shard: upperNamespaces})
-	again, _ := For[*object.Pod](ctx, f, "pods", Selectors{Shard: lowerNamespaces})
-	if upper == lower || again != lower {
-		t.Errorf("informers of pods: the factory's shard %p, another %p, the factory's again %p: want one other", lower, upper, again)
+	own, _ := For[*object.Pod](ctx, f, "pods", Selectors{Shard: lowerNamespaces})
+	again, _ := For[*object.Pod](ctx, f, "pods", Selectors{})
+	ownAgain, _ := For[*object.Pod](ctx, f, "pods", Selectors{Shard: lowerNamespaces})
+	if upper == lower || own == lower || own == upper || again != lower || ownAgain != own {
+		t.Errorf("informers of pods: the factory's shard %p, another %p, its own equal to the factory's %p, the factory's again %p, its own again %p: "+
+			"want three, the same for the same request", lower, upper, own, again, ownAgain)
 	}
 	nodeInf, err := For[*object.Raw](ctx, f, "nodes", Selectors{})
 	if err != nil {

@@ -53,7 +53,8 @@ func (inf *Informer[T]) Status() SyncStatus {
 // OnStatus calls f on every transition of the informer's status: its reflector's (see
 // reflector.Reflector.OnStatus: relists, backoffs, fallbacks, errors; not each event),
 // the moment it has synced, an object left out of the cache or back in it, a handler
-// stopped, a mutation found. f runs on the informer's goroutines and must be quick.
+// stopped, a mutation found. f runs on the informer's goroutines (or on the caller of
+// SetShard, for the ShardFiltering it resets) and must be quick.
 // The returned function unregisters f.
 func (inf *Informer[T]) OnStatus(f func(SyncStatus)) (remove func()) { return inf.statusFns.Add(f) }
 

@@ -11,15 +11,18 @@
 //
 //	Listing        the list is stored                            → Watching
 //	Listing        the list fails                                → BackingOff → Listing
+//	Listing        the shard changes before the list is stored   → Listing (again, with the new shard)
 //	StreamingList  the initial-events-end bookmark arrives       → Watching (in the same stream)
 //	StreamingList  the server refuses or ignores the request     → Listing (list+watch for good)
 //	StreamingList  no initial-events-end bookmark in time        → Listing (list+watch for good)
 //	StreamingList  the stream fails                              → BackingOff → StreamingList
+//	StreamingList  the shard changes before the bookmark         → StreamingList (again, with the new shard)
 //	Watching       the server ends the stream on time            → Watching (from the last resourceVersion)
 //	Watching       410 Gone, too large a resourceVersion         → Listing (a relist)
 //	Watching       an event over MaxFrameSize                    → Listing (a relist: resuming would meet it again)
 //	Watching       a stream that worked breaks                   → Watching (at once; the backoff starts over)
 //	Watching       any other failure                             → BackingOff → Watching
+//	Watching       the shard changes                             → Listing (a relist with the new shard)
 //	BackingOff     the wait is over                              → the state that failed
 //	any state      ctx ends                                      → Stopped
 //
@@ -42,4 +45,18 @@
 // without the feature gate ignores it. Status.ShardFiltering says whether the server
 // filtered, as judged from each list's metadata.shardInfo and from any object outside
 // the shard that arrives.
+//
+// SetShard changes the shard of a running reflector, and the table's three "shard
+// changes" rows are what it does to the loop. The filter switches at once, for whatever
+// is on its way; but the store's whole state and the watch that follows it are of the
+// old shard, so the loop fetches the whole state again with the new one: SetShard ends
+// the open stream (a watch's, or a streaming list's before its bookmark), and a list is
+// abandoned before its next page, with nothing stored. A relist is then a streaming list
+// again while the server does them, as after a 410, but counts as no relist (Relists),
+// since nothing failed. A shard that changes while the loop backs off takes effect on
+// the next request: a list or streaming list asks for the new shard, and a watch, which
+// could only follow the old shard's state, gives way to a relist with the new one (the
+// Watching row, without a request). Each request carries the shard current when it is
+// made, and only a whole state fetched with the shard still current is stored; the
+// channel SetShard returns is closed once one is.
 package reflector

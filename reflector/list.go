@@ -15,21 +15,25 @@ import (
 // list fetches the full state in pages and hands it to the store. The first list asks
 // for resourceVersion "0" (any state, served from the apiserver's watch cache); a relist
 // asks for at least the last seen one, and for the newest ("", a consistent read) when
-// that is no longer available.
+// that is no longer available. It fails with errShardChanged, storing nothing, when
+// SetShard changes the shard before the list is stored.
 func (r *Reflector[T]) list(ctx context.Context, relist bool) error {
 	r.setState(StateListing)
+	sh := r.shard.Load()
 	rv := "0"
 	if relist {
 		rv = r.LastSyncResourceVersion()
 	}
-	items, listRV, err := r.listPages(ctx, rv)
+	items, listRV, err := r.listPages(ctx, rv, sh)
 	if err != nil && (object.IsGone(err) || isTooLargeRV(err)) && rv != "" {
-		items, listRV, err = r.listPages(ctx, "")
+		items, listRV, err = r.listPages(ctx, "", sh)
 	}
 	if err != nil {
 		return err
 	}
-	r.store.Replace(items, listRV)
+	if !r.replace(items, listRV, sh) {
+		return errShardChanged
+	}
 	r.recordRV(listRV)
 	r.update(func(st *Status) { st.Listed, st.LastError = true, nil })
 	r.log.Debug("listed", "objects", len(items), "resourceVersion", listRV)
@@ -37,10 +41,11 @@ func (r *Reflector[T]) list(ctx context.Context, relist bool) error {
 }
 
 // listPages follows continue tokens. A token that expires mid-way (410) restarts the
-// list once, unpaginated, at the newest state.
-func (r *Reflector[T]) listPages(ctx context.Context, rv string) ([]T, string, error) {
+// list once, unpaginated, at the newest state. Every page asks for sh; once the shard is
+// no longer sh, no page more is asked for (errShardChanged).
+func (r *Reflector[T]) listPages(ctx context.Context, rv string, sh *shardState) ([]T, string, error) {
 	r.opts.Metrics.List()
-	opts := r.listOptions(rv)
+	opts := r.listOptions(rv, sh)
 	var items []T
 	listRV := ""
 	for {
@@ -49,7 +54,7 @@ func (r *Reflector[T]) listPages(ctx context.Context, rv string) ([]T, string, e
 			// The pages so far are of a state the server no longer has: start over at
 			// the newest one, whole.
 			items, listRV = nil, ""
-			opts = r.listOptions("")
+			opts = r.listOptions("", sh)
 			opts.Limit = 0
 			page, err = r.lw.List(ctx, opts)
 		}
@@ -59,20 +64,23 @@ func (r *Reflector[T]) listPages(ctx context.Context, rv string) ([]T, string, e
 		if listRV == "" {
 			listRV = page.ResourceVersion
 		}
-		page.Items = r.keepInShard(page.Items, page.ShardInfo)
+		page.Items = r.keepInShard(page.Items, page.ShardInfo, sh)
 		r.reuse(page.Items)
 		items = append(items, page.Items...)
 		if page.Continue == "" {
 			return items, listRV, nil
+		}
+		if r.changed(sh) {
+			return nil, "", errShardChanged
 		}
 		opts.Continue, opts.ResourceVersion, opts.ResourceVersionMatch = page.Continue, "", ""
 	}
 }
 
 // listOptions are the options of a list at rv ("0": any state, "": the newest, else at
-// least rv).
-func (r *Reflector[T]) listOptions(rv string) listwatch.ListOptions {
-	opts := listwatch.ListOptions{LabelSelector: r.opts.LabelSelector, FieldSelector: r.opts.FieldSelector, Shard: r.opts.Shard,
+// least rv) in the shard sh.
+func (r *Reflector[T]) listOptions(rv string, sh *shardState) listwatch.ListOptions {
+	opts := listwatch.ListOptions{LabelSelector: r.opts.LabelSelector, FieldSelector: r.opts.FieldSelector, Shard: sh.sel,
 		ResourceVersion: rv, Limit: r.opts.PageSize, MaxFrameSize: r.opts.MaxFrameSize, Decode: r.opts.Decode}
 	if rv != "" && rv != "0" {
 		opts.ResourceVersionMatch = "NotOlderThan"
@@ -98,10 +106,13 @@ var errNoInitialEventsEnd = errors.New("streaming list: no initial-events-end bo
 // initial-events-end bookmark, hands it to the store in one Replace, and goes on watching
 // in the same stream. Any sign that the server is not doing a streaming list switches
 // the reflector to list+watch for good: a refusal, an event other than ADDED before the
-// bookmark, or no bookmark within InitialEventsTimeout.
+// bookmark, or no bookmark within InitialEventsTimeout. A SetShard before the bookmark
+// ends the stream (it is tracked for SetShard to close) and starts another with the new
+// shard, storing nothing.
 func (r *Reflector[T]) streamList(ctx context.Context) state {
 	r.setState(StateStreamingList)
-	opts := r.watchOptions()
+	sh := r.shard.Load()
+	opts := r.watchOptions(sh)
 	opts.SendInitialEvents, opts.ResourceVersionMatch = true, "NotOlderThan"
 	r.opts.Metrics.Watch()
 	w, err := r.lw.Watch(ctx, opts)
@@ -110,6 +121,10 @@ func (r *Reflector[T]) streamList(ctx context.Context) state {
 			return r.fallBack(err)
 		}
 		return r.failed(err, streamingList{})
+	}
+	if !r.track(w, sh) {
+		w.Close()
+		return r.refetch()
 	}
 	stopOnCancel := context.AfterFunc(ctx, w.Close) // see watch
 	defer stopOnCancel()
@@ -121,26 +136,33 @@ func (r *Reflector[T]) streamList(ctx context.Context) state {
 		mu.Unlock()
 		w.Close()
 	})
+	end := func() {
+		timer.Stop()
+		w.Close()
+		r.untrack()
+	}
 	var items []T
 	for {
 		ev, err := w.Next()
 		if err != nil {
-			timer.Stop()
-			w.Close()
+			end()
 			mu.Lock()
 			late := timedOut
 			mu.Unlock()
-			if late {
+			switch {
+			case r.changed(sh):
+				return r.refetch() // SetShard closed it, or it will
+			case late:
 				return r.fallBack(errNoInitialEventsEnd)
 			}
 			return r.failed(err, streamingList{})
 		}
 		switch ev.Type {
 		case listwatch.Added:
-			if !r.inShard(ev.Object) {
+			if !inShard(sh, ev.Object) {
 				// No shardInfo comes with a streaming list: an object outside the shard is
 				// the only sign that the server ignored the selector.
-				r.droppedOutside(ev.Object, "the streamed object")
+				r.droppedOutside(ev.Object, "the streamed object", sh)
 				continue
 			}
 			items = append(items, ev.Object)
@@ -150,7 +172,10 @@ func (r *Reflector[T]) streamList(ctx context.Context) state {
 			}
 			timer.Stop()
 			rv := ev.Object.Meta().ResourceVersion
-			r.store.Replace(items, rv)
+			if !r.replace(items, rv, sh) {
+				end()
+				return r.refetch()
+			}
 			r.recordRV(rv)
 			r.update(func(st *Status) { st.Listed, st.LastError = true, nil })
 			r.log.Debug("streamed the list", "objects", len(items), "resourceVersion", rv)
@@ -159,8 +184,7 @@ func (r *Reflector[T]) streamList(ctx context.Context) state {
 			// A server that does not know sendInitialEvents answers with a plain watch:
 			// its ADDED events are not a complete state and the end bookmark never
 			// comes. Retrying would do the same forever.
-			timer.Stop()
-			w.Close()
+			end()
 			return r.fallBack(fmt.Errorf("server sent %s before the initial-events-end bookmark: it does not support streaming lists", ev.Type))
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kinformer/kinformer/clock"
@@ -37,6 +38,16 @@ type Store[T any] interface {
 // of the list arrives, which keeps a relist's peak memory near the store's size.
 type Reuser[T any] interface {
 	Reuse(obj T) T
+}
+
+// Applier is an optional Store method, for a store that applies what it is handed later
+// than the call returns (a queue in front of a cache, as the informer's). Right after a
+// Replace the reflector may call AfterReplace with a function that the store must call
+// once that Replace has been applied, or once the store knows it never will be (it has
+// stopped): that is when the channel SetShard returned is closed. Without it, the
+// channel is closed as Replace returns.
+type Applier interface {
+	AfterReplace(f func())
 }
 
 // Bookmarker is an optional Store method. The reflector hands it each watch bookmark's
@@ -79,6 +90,7 @@ type Options struct {
 	// server filters (see ShardFiltering); the store holds exactly the shard either way.
 	// The zero Selector filters nothing. New does not check it (informer.New does): one
 	// that fails shard.Selector.Validate is refused by a server on every request.
+	// SetShard changes it while the reflector runs.
 	Shard shard.Selector
 	// PageSize is the list page size [500].
 	PageSize int64
@@ -148,16 +160,21 @@ type Status struct {
 	// the reason in StreamingFallbackReason (kept after LastError moves on).
 	StreamingFallback       bool
 	StreamingFallbackReason error
-	// Relists counts the lists after the first one (a 410, a lost event).
+	// Relists counts the lists after the first one (a 410, a lost event); not those that
+	// follow a SetShard, which are no failure.
 	Relists int
 	// Backoff is the wait under way while State is BackingOff.
 	Backoff time.Duration
 	// ShardFiltering says, when Options.Shard is set, whether the server filters by it or
-	// the reflector alone does (see ShardFiltering); "" without a shard.
+	// the reflector alone does (see ShardFiltering); "" without a shard. SetShard sets it
+	// back to ShardFilteringUnknown ("" for the zero Selector) until a request with the
+	// new shard tells.
 	ShardFiltering ShardFiltering
-	// ShardDropped counts the listed objects and watch events dropped as outside
-	// Options.Shard: 0 while the server filters. Like LastSyncResourceVersion, its moves
-	// alone are no transition.
+	// ShardDropped counts the listed objects and watch events dropped as outside the
+	// shard of the request that brought them: 0 while the server filters. (Events that a
+	// watch opened before SetShard brings from the part the shard just lost are dropped
+	// too, and not counted: the server did nothing wrong.) Like LastSyncResourceVersion,
+	// its moves alone are no transition.
 	ShardDropped int
 }
 
@@ -187,12 +204,32 @@ type Reflector[T object.Object] struct {
 	opts  Options
 	clock clock.Clock
 	log   *slog.Logger
-	// shardText is Options.Shard on the wire: what a list's shardInfo must echo.
-	shardText string
+
+	// shard is the current shard (Options.Shard, then each SetShard's). It is replaced
+	// only with storeMu and mu held, so it may be read with either held, or with neither
+	// for a snapshot to make a request with.
+	shard atomic.Pointer[shardState]
+	// storeMu is held by the loop from deciding that an object is in the current shard
+	// until the store has it, and by SetShard while it changes the shard: so once
+	// SetShard returns, nothing outside the new shard reaches the store.
+	storeMu sync.Mutex
 
 	mu          sync.Mutex
 	status      Status
 	subscribers notify.List[Status]
+	// storedGen is the generation (shardState.gen) of the last whole state handed to the
+	// store, -1 before the first: the store holds that shard, and only a watch of the
+	// same generation may follow it.
+	storedGen int64
+	// appliedGen is the generation of the last whole state the store has applied (which
+	// an Applier does after the Replace), -1 before the first.
+	appliedGen int64
+	// waiters are the channels of SetShard waiting for a whole state of their generation
+	// (or a later one) to be applied.
+	waiters []shardWaiter
+	// stream is the stream open in the loop (a streaming list's or a watch's), which
+	// SetShard closes; nil between streams.
+	stream listwatch.Stream[T]
 }
 
 // New returns a reflector from lw into store.
@@ -227,15 +264,18 @@ func New[T object.Object](lw ListerWatcher[T], store Store[T], opts Options) *Re
 	if !opts.Shard.IsZero() {
 		st.ShardFiltering = ShardFilteringUnknown
 	}
-	return &Reflector[T]{lw: lw, store: store, opts: opts, clock: opts.Clock, shardText: opts.Shard.String(),
-		log: log.With("reflector", opts.Name), status: st}
+	r := &Reflector[T]{lw: lw, store: store, opts: opts, clock: opts.Clock,
+		log: log.With("reflector", opts.Name), status: st, storedGen: -1, appliedGen: -1}
+	r.shard.Store(newShardState(opts.Shard, 0))
+	return r
 }
 
 // OnStatus calls f with the new status on every transition: a change of State, Listed,
 // LastError, the streaming fallback, Relists, Backoff or ShardFiltering (not of the
 // resourceVersion or ShardDropped alone, which move with events). It may be called at any time, from any
-// goroutine; f runs on the reflector's goroutine, so it must be quick. The returned
-// function unregisters f.
+// goroutine; f runs on the reflector's goroutine (or on SetShard's caller, for the
+// ShardFiltering that SetShard resets), so it must be quick. The returned function
+// unregisters f.
 func (r *Reflector[T]) OnStatus(f func(Status)) (remove func()) { return r.subscribers.Add(f) }
 
 // Status returns the current status.

@@ -48,7 +48,7 @@ func (backingOff) name() State    { return StateBackingOff }
 
 // Run lists and watches until ctx ends.
 func (r *Reflector[T]) Run(ctx context.Context) {
-	defer r.setState(StateStopped)
+	defer r.stop()
 	bo := backoffState{cfg: r.opts.Backoff}
 	for s := r.fetchWhole(false); s != nil; s = r.step(ctx, s, &bo) {
 	}
@@ -71,11 +71,25 @@ func (r *Reflector[T]) step(ctx context.Context, s state, bo *backoffState) stat
 	var next state
 	switch s := s.(type) {
 	case listing:
-		next = r.failed(r.list(ctx, s.relist), s)
+		if err := r.list(ctx, s.relist); errors.Is(err, errShardChanged) {
+			next = r.refetch()
+		} else {
+			next = r.failed(err, s)
+		}
 	case streamingList:
 		next = r.streamList(ctx)
 	case watching[T]:
-		next = r.afterWatch(r.watch(ctx, s.open), bo)
+		// A watch follows the whole state in the store, and only with its shard: after a
+		// SetShard (while a backoff was waited out, say), the new shard's comes first.
+		if sh, stale := r.current(); stale {
+			if s.open != nil {
+				s.open.Close()
+				r.untrack()
+			}
+			next = r.refetch()
+		} else {
+			next = r.afterWatch(r.watch(ctx, s.open, sh), bo)
+		}
 	case backingOff:
 		if r.backOff(ctx, bo, s.err) {
 			next = s.then
@@ -140,6 +154,11 @@ const healthyStream = time.Second
 
 // afterWatch is the state after a watch ended as w says.
 func (r *Reflector[T]) afterWatch(w watchResult, bo *backoffState) state {
+	if w.resharded {
+		// However it ended (SetShard closed it, most likely), the store must have the
+		// new shard's whole state before any watch goes on.
+		return r.refetch()
+	}
 	switch classifyWatchEnd(w.err, w.lasted, w.events) {
 	case endedOnTime:
 		r.log.Debug("watch ended cleanly, resuming", "lasted", w.lasted, "events", w.events)

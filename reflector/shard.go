@@ -20,7 +20,8 @@ import (
 type ShardFiltering string
 
 const (
-	// ShardFilteringUnknown: Options.Shard is set and nothing has told yet. Only a list
+	// ShardFilteringUnknown: Options.Shard is set (or SetShard has just changed it) and
+	// nothing has told yet about the current shard. Only a list
 	// tells for sure (by metadata.shardInfo); a streaming list's events and bookmark
 	// carry no word of it, so a reflector that streams its lists stays here until an
 	// object outside the shard arrives, which proves the server ignored the selector.
@@ -42,29 +43,44 @@ type ShardMetrics interface {
 	ShardDropped(n int)
 }
 
-// shardValue is the value of obj that Options.Shard hashes.
-func (r *Reflector[T]) shardValue(obj T) string {
-	if r.opts.Shard.Field == shard.UID {
-		return obj.Meta().UID
+// shardState is one shard of a reflector's life: Options.Shard, then each SetShard's.
+// Requests are made with a snapshot of it, so that what comes back is judged against
+// what was asked, and is stored only if the shard is still the current one.
+type shardState struct {
+	sel shard.Selector
+	// text is sel on the wire: what a list's shardInfo must echo.
+	text string
+	// gen counts the changes: 0 for Options.Shard, then one more for each SetShard that
+	// changed it.
+	gen int64
+}
+
+func newShardState(sel shard.Selector, gen int64) *shardState {
+	return &shardState{sel: sel, text: sel.String(), gen: gen}
+}
+
+// inShard reports whether obj is in sh: always, for the zero Selector.
+func inShard[T object.Object](sh *shardState, obj T) bool {
+	if sh.sel.IsZero() {
+		return true
 	}
-	return obj.Meta().Namespace
+	if sh.sel.Field == shard.UID {
+		return sh.sel.Matches(obj.Meta().UID)
+	}
+	return sh.sel.Matches(obj.Meta().Namespace)
 }
 
-// inShard reports whether obj belongs in the store: always, without Options.Shard.
-func (r *Reflector[T]) inShard(obj T) bool {
-	return r.opts.Shard.IsZero() || r.opts.Shard.Matches(r.shardValue(obj))
-}
-
-// keepInShard drops the list page's objects outside the shard, in place (the slots it
-// frees are cleared, so what it dropped can be collected at once), and judges who
-// filtered: the server, if it echoed the selector sent and sent nothing outside it.
-func (r *Reflector[T]) keepInShard(items []T, info *object.ShardInfo) []T {
-	if r.opts.Shard.IsZero() {
+// keepInShard drops the list page's objects outside sh, the shard the page was asked
+// for, in place (the slots it frees are cleared, so what it dropped can be collected at
+// once), and judges who filtered: the server, if it echoed the selector sent and sent
+// nothing outside it.
+func (r *Reflector[T]) keepInShard(items []T, info *object.ShardInfo, sh *shardState) []T {
+	if sh.sel.IsZero() {
 		return items
 	}
 	var outside string // the first key dropped, for the log
 	kept := slices.DeleteFunc(items, func(obj T) bool {
-		if r.inShard(obj) {
+		if inShard(sh, obj) {
 			return false
 		}
 		if outside == "" {
@@ -75,24 +91,30 @@ func (r *Reflector[T]) keepInShard(items []T, info *object.ShardInfo) []T {
 	r.countDropped(len(items) - len(kept))
 	switch {
 	case info == nil:
-		r.judgeShard(ShardFilteringClient, "the list has no metadata.shardInfo: the server ignores shardSelector "+
+		r.judgeShard(sh, ShardFilteringClient, "the list has no metadata.shardInfo: the server ignores shardSelector "+
 			"(a kube-apiserver without the ShardedListAndWatch feature gate does, silently)")
-	case info.Selector != r.shardText:
-		r.judgeShard(ShardFilteringClient, fmt.Sprintf("the list's metadata.shardInfo is %q, not the selector sent", info.Selector))
+	case info.Selector != sh.text:
+		r.judgeShard(sh, ShardFilteringClient, fmt.Sprintf("the list's metadata.shardInfo is %q, not the selector sent", info.Selector))
 	case outside != "":
-		r.judgeShard(ShardFilteringClient, fmt.Sprintf("the list echoes the selector, yet holds %s, outside it", outside))
+		r.judgeShard(sh, ShardFilteringClient, fmt.Sprintf("the list echoes the selector, yet holds %s, outside it", outside))
 	default:
-		r.judgeShard(ShardFilteringServer, "the list's metadata.shardInfo echoes the selector")
+		r.judgeShard(sh, ShardFilteringServer, "the list's metadata.shardInfo echoes the selector")
 	}
 	return kept
 }
 
-// dropEvent passes over a watch event outside the shard. The server has still been
-// followed this far, so the store hears of it as a bookmark, as it would have from a
-// server that filtered. uid and namespace never change, so an object outside the shard
-// was never stored and its MODIFIED or DELETED has nothing to undo.
-func (r *Reflector[T]) dropEvent(ev listwatch.Event[T]) {
-	r.droppedOutside(ev.Object, "the "+string(ev.Type)+" event of")
+// dropEvent passes over a watch event outside the current shard, from a stream opened
+// with sh. The server has still been followed this far, so the store hears of it as a
+// bookmark, as it would have from a server that filtered. uid and namespace never
+// change, so an object outside the shard was never stored and its MODIFIED or DELETED
+// has nothing to undo; an object in the part of the shard that SetShard just gave up
+// may be stored, and the whole state that SetShard makes the loop fetch takes it out.
+func (r *Reflector[T]) dropEvent(ev listwatch.Event[T], sh *shardState) {
+	if !inShard(sh, ev.Object) {
+		// Outside what the stream asked for: the server ignored the selector. An event
+		// inside it comes from the part the shard just lost, which is no fault.
+		r.droppedOutside(ev.Object, "the "+string(ev.Type)+" event of", sh)
+	}
 	rv := ev.Object.Meta().ResourceVersion
 	if b, ok := r.store.(Bookmarker); ok {
 		b.Bookmark(rv)
@@ -101,11 +123,11 @@ func (r *Reflector[T]) dropEvent(ev listwatch.Event[T]) {
 	r.recordRV(rv)
 }
 
-// droppedOutside notes a streamed object or a watch event dropped as outside the shard:
-// proof that the server does not filter.
-func (r *Reflector[T]) droppedOutside(obj T, what string) {
+// droppedOutside notes a streamed object or a watch event dropped as outside sh, the
+// shard the stream asked for: proof that the server does not filter.
+func (r *Reflector[T]) droppedOutside(obj T, what string, sh *shardState) {
 	r.countDropped(1)
-	r.judgeShard(ShardFilteringClient, fmt.Sprintf("the server sent %s %s, outside the shard: it ignores shardSelector", what, object.Key(obj)))
+	r.judgeShard(sh, ShardFilteringClient, fmt.Sprintf("the server sent %s %s, outside the shard: it ignores shardSelector", what, object.Key(obj)))
 }
 
 func (r *Reflector[T]) countDropped(n int) {
@@ -118,23 +140,36 @@ func (r *Reflector[T]) countDropped(n int) {
 	}
 }
 
-// judgeShard records who filters, as the latest evidence says, and tells the log and the
-// metrics when that changes: in a steady state, once. A warning when the reflector
-// finds itself filtering alone, since the operator who set a shard expected the
-// server to, and only the log, the status and a metric can say why nothing got cheaper.
-func (r *Reflector[T]) judgeShard(f ShardFiltering, why string) {
+// judgeShard records who filters, as the latest evidence about a request made with sh
+// says, and tells the log and the metrics when that changes: in a steady state, once.
+// Evidence about a shard that is no longer the current one is ignored: the status speaks
+// of the current shard, from its first request on. A warning when the reflector finds
+// itself filtering alone, since the operator who set a shard expected the server to,
+// and only the log, the status and a metric can say why nothing got cheaper.
+func (r *Reflector[T]) judgeShard(sh *shardState, f ShardFiltering, why string) {
 	var was ShardFiltering
-	r.update(func(st *Status) { was, st.ShardFiltering = st.ShardFiltering, f })
-	if was == f {
+	current := false
+	r.update(func(st *Status) {
+		// Under mu, which SetShard holds as it changes the shard and resets the status.
+		if current = r.shard.Load() == sh; current {
+			was, st.ShardFiltering = st.ShardFiltering, f
+		}
+	})
+	if !current || was == f {
 		return
 	}
+	r.tellShardFiltering(f)
+	if f == ShardFilteringClient {
+		r.log.Warn("the server does not filter by shard: the reflector drops the objects outside it, so the store holds "+
+			"the shard, but every object is still sent and decoded", "reason", why, "shard", sh.text)
+		return
+	}
+	r.log.Info("the server filters by shard", "reason", why, "shard", sh.text)
+}
+
+// tellShardFiltering hands a change of Status.ShardFiltering to the metrics.
+func (r *Reflector[T]) tellShardFiltering(f ShardFiltering) {
 	if m, ok := r.opts.Metrics.(ShardMetrics); ok {
 		m.ShardFiltering(f)
 	}
-	if f == ShardFilteringClient {
-		r.log.Warn("the server does not filter by shard: the reflector drops the objects outside it, so the store holds "+
-			"the shard, but every object is still sent and decoded", "reason", why, "shard", r.shardText)
-		return
-	}
-	r.log.Info("the server filters by shard", "reason", why, "shard", r.shardText)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/kinformer/kinformer/clock"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
+	"github.com/kinformer/kinformer/shard"
 )
 
 // scriptedSource answers a reflector's list and watch as a scenario says.
@@ -26,11 +27,17 @@ type scriptedSource struct {
 	events   []listwatch.Event[*object.Pod] // what the watch delivers
 	end      error                          // then how it ends (io.EOF: cleanly)
 	hang     bool                           // or it delivers nothing more until closed
+	// reshard, when set, runs as a list is answered, and as the watch has delivered its
+	// events: the shard changes while the request is under way.
+	reshard func()
 }
 
 func (s *scriptedSource) List(context.Context, listwatch.ListOptions) (*object.List[*object.Pod], error) {
 	if s.listErr != nil {
 		return nil, s.listErr
+	}
+	if s.reshard != nil {
+		s.reshard()
 	}
 	return &object.List[*object.Pod]{ListMeta: object.ListMeta{ResourceVersion: "10"}}, nil
 }
@@ -39,7 +46,7 @@ func (s *scriptedSource) Watch(context.Context, listwatch.WatchOptions) (listwat
 	if s.watchErr != nil {
 		return nil, s.watchErr
 	}
-	st := &scriptStream{events: s.events, end: s.end, closed: make(chan struct{})}
+	st := &scriptStream{events: s.events, end: s.end, closed: make(chan struct{}), idle: s.reshard}
 	if !s.hang {
 		st.Close()
 	}
@@ -53,10 +60,15 @@ type scriptStream struct {
 	end    error
 	once   sync.Once
 	closed chan struct{}
+	idle   func() // runs once, when the events are all delivered
 }
 
 func (s *scriptStream) Next() (listwatch.Event[*object.Pod], error) {
 	if len(s.events) == 0 {
+		if idle := s.idle; idle != nil {
+			s.idle = nil
+			idle()
+		}
 		<-s.closed
 		return listwatch.Event[*object.Pod]{}, s.end
 	}
@@ -77,13 +89,16 @@ func initialEventsEnd(rv string) listwatch.Event[*object.Pod] {
 	return ev
 }
 
-// nopStore takes what the reflector hands it.
-type nopStore struct{}
+// countStore takes what the reflector hands it, and counts the Replaces.
+type countStore struct{ replaces int }
 
-func (nopStore) Add(*object.Pod)               {}
-func (nopStore) Update(*object.Pod)            {}
-func (nopStore) Delete(*object.Pod)            {}
-func (nopStore) Replace([]*object.Pod, string) {}
+func (*countStore) Add(*object.Pod)                 {}
+func (*countStore) Update(*object.Pod)              {}
+func (*countStore) Delete(*object.Pod)              {}
+func (s *countStore) Replace([]*object.Pod, string) { s.replaces++ }
+
+// otherShard is the shard a scenario's SetShard switches to.
+var otherShard = shard.Selector{Field: shard.Namespace, Ranges: []shard.Range{{First: 0, Last: 1<<63 - 1}}}
 
 // scenario is one row's event: the state it starts from, what the server does, and
 // optionally what else must hold of the reflector or the state that follows.
@@ -92,7 +107,9 @@ type scenario struct {
 	source    scriptedSource
 	streaming bool // Options.StreamingList
 	cancelled bool // ctx has ended
-	check     func(t *testing.T, r *Reflector[*object.Pod], next state, bo *backoffState)
+	// reshard: SetShard(otherShard) while the request is under way (source.reshard).
+	reshard bool
+	check   func(t *testing.T, r *Reflector[*object.Pod], next state, bo *backoffState)
 }
 
 var (
@@ -105,6 +122,7 @@ func scenarios() map[string]scenario {
 	return map[string]scenario{
 		"the list is stored": {from: listing{}},
 		"the list fails":     {from: listing{}, source: scriptedSource{listErr: object.NewStatusError(http.StatusInternalServerError, "", "boom")}},
+		"the shard changes before the list is stored": {from: listing{}, reshard: true, check: refetched},
 		"the initial-events-end bookmark arrives": {from: streamingList{}, streaming: true,
 			source: scriptedSource{events: []listwatch.Event[*object.Pod]{podEvent(listwatch.Added, "5"), initialEventsEnd("10")}, end: io.EOF},
 			check: func(t *testing.T, _ *Reflector[*object.Pod], next state, _ *backoffState) {
@@ -119,6 +137,9 @@ func scenarios() map[string]scenario {
 			source: scriptedSource{events: []listwatch.Event[*object.Pod]{podEvent(listwatch.Added, "5")}, end: listwatch.ErrFakeClosed, hang: true},
 			check:  fellBack},
 		"the stream fails": {from: streamingList{}, streaming: true, source: scriptedSource{watchErr: errReset}},
+		"the shard changes before the bookmark": {from: streamingList{}, streaming: true, reshard: true,
+			source: scriptedSource{events: []listwatch.Event[*object.Pod]{podEvent(listwatch.Added, "5")}, end: listwatch.ErrFakeClosed, hang: true},
+			check:  refetched},
 		"the server ends the stream on time": {from: watching[*object.Pod]{},
 			source: scriptedSource{events: []listwatch.Event[*object.Pod]{podEvent(listwatch.Modified, "11")}, end: io.EOF}},
 		"410 Gone, too large a resourceVersion": {from: watching[*object.Pod]{}, source: scriptedSource{end: errGone},
@@ -137,8 +158,30 @@ func scenarios() map[string]scenario {
 				}
 			}},
 		"any other failure": {from: watching[*object.Pod]{}, source: scriptedSource{end: errReset}},
-		"the wait is over":  {from: backingOff{err: errReset, then: listing{relist: true}}},
-		"ctx ends":          {from: watching[*object.Pod]{}, cancelled: true},
+		"the shard changes": {from: watching[*object.Pod]{}, reshard: true,
+			source: scriptedSource{events: []listwatch.Event[*object.Pod]{podEvent(listwatch.Modified, "11")}, end: io.EOF, hang: true},
+			check: func(t *testing.T, r *Reflector[*object.Pod], next state, bo *backoffState) {
+				refetched(t, r, next, bo)
+				if l, ok := next.(listing); !ok || !l.relist {
+					t.Errorf("next state %#v: want a relist", next)
+				}
+			}},
+		"the wait is over": {from: backingOff{err: errReset, then: listing{relist: true}}},
+		"ctx ends":         {from: watching[*object.Pod]{}, cancelled: true},
+	}
+}
+
+// refetched checks what follows a SetShard under way: nothing of the old shard is
+// stored, no relist is counted (nothing failed), no error, the streaming list is not
+// given up, and who filters is to be told again.
+func refetched(t *testing.T, r *Reflector[*object.Pod], _ state, _ *backoffState) {
+	t.Helper()
+	st := r.Status()
+	if st.Relists != 0 || st.LastError != nil || st.StreamingFallback || st.ShardFiltering != ShardFilteringUnknown {
+		t.Errorf("status %+v: want no relist, no error, no fallback, ShardFiltering Unknown", st)
+	}
+	if r.store.(*countStore).replaces != 0 {
+		t.Error("a whole state fetched with the old shard was stored")
 	}
 }
 
@@ -194,8 +237,19 @@ func TestTransitions(t *testing.T) {
 				t.Fatalf("the scenario starts in %s, the row in %s", sc.from.name(), from)
 			}
 			clk := clock.NewFake(time.Unix(1000, 0))
-			r := New[*object.Pod](&sc.source, nopStore{}, Options{Name: "pods", Clock: clk, StreamingList: sc.streaming,
+			var r *Reflector[*object.Pod]
+			if sc.reshard {
+				sc.source.reshard = func() {
+					if _, err := r.SetShard(otherShard); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+			r = New[*object.Pod](&sc.source, &countStore{}, Options{Name: "pods", Clock: clk, StreamingList: sc.streaming,
 				Backoff: Backoff{Initial: time.Second, Jitter: -1}})
+			// Whatever the state, the loop got there with a whole state of the shard in the
+			// store, as every Watching needs.
+			r.storedGen, r.appliedGen = 0, 0
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			if sc.cancelled {
