@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/tls"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"syscall"
@@ -21,7 +24,8 @@ const controllerManagerUsage = "usage: kinformer controller-manager --kubeconfig
 	"replicaset,deployment] [--workers 5] [--resync-period 5m] [--secure-port 10257] [--bind-address 0.0.0.0] " +
 	"[--tls-cert-file FILE --tls-private-key-file FILE] [--metrics-addr 127.0.0.1:10258] [--leader-elect] " +
 	"[--leader-elect-namespace kube-system] [--leader-elect-id NAME] [--lease-duration 15s] " +
-	"[--renew-deadline 10s] [--retry-period 2s] [--crash-on-panic] [-v]"
+	"[--renew-deadline 10s] [--retry-period 2s] [--shard-group NAME] [--shard-id ID] [--shard-namespace kube-system] " +
+	"[--crash-on-panic] [-v]"
 
 // The endpoints are served as kube-controller-manager serves them: over HTTPS on port
 // 10257 of every interface, each caller checked with the apiserver. The plain port
@@ -44,6 +48,9 @@ type controllerManagerFlags struct {
 	certFile, keyFile   string
 	elect               bool
 	le                  manager.LeaderElection
+	shardGroup          string
+	shardID             string
+	shardNamespace      string
 	crashOnPanic        bool
 	verbose             bool
 }
@@ -69,6 +76,9 @@ func (f *controllerManagerFlags) parse(args []string, stderr io.Writer) error {
 	fs.DurationVar(&f.le.LeaseDuration, "lease-duration", 15*time.Second, "how long a standby waits before taking an unrenewed lease")
 	fs.DurationVar(&f.le.RenewDeadline, "renew-deadline", 10*time.Second, "how long a leader keeps acting without renewing")
 	fs.DurationVar(&f.le.RetryPeriod, "retry-period", 2*time.Second, "time between attempts to acquire or renew")
+	fs.StringVar(&f.shardGroup, "shard-group", "", "join this shard group: its members divide the namespaces between them, each caching and reconciling its part (excludes --leader-elect)")
+	fs.StringVar(&f.shardID, "shard-id", "", "this member's name in the group, unique and lower case (default: hostname and a random suffix)")
+	fs.StringVar(&f.shardNamespace, "shard-namespace", "kube-system", "namespace of the shard group's Leases")
 	fs.BoolVar(&f.crashOnPanic, "crash-on-panic", false, "let a panic in a sync crash the process (default: log it with its stack, count it, retry the key)")
 	fs.BoolVar(&f.verbose, "v", false, "log what the controllers do (to stderr)")
 	if pos, err := parseInterspersed(fs, args); err != nil {
@@ -83,6 +93,10 @@ func (f *controllerManagerFlags) parse(args []string, stderr io.Writer) error {
 		return usageError{"--tls-cert-file and --tls-private-key-file go together"}
 	case f.certFile != "" && f.securePort == 0:
 		return usageError{"--tls-cert-file is for --secure-port, which is 0"}
+	case f.shardGroup != "" && f.elect:
+		return usageError{"--shard-group and --leader-elect exclude each other: a shard group's members all act, each in its part"}
+	case f.shardGroup == "" && (f.shardID != "" || f.shardNamespace != "kube-system"):
+		return usageError{"--shard-id and --shard-namespace go with --shard-group"}
 	}
 	return nil
 }
@@ -165,9 +179,10 @@ func runControllerManager(ctx context.Context, args []string, stdout, stderr io.
 		level = slog.LevelInfo
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	sharding := f.sharding()
 	m, err := manager.New(ctx, manager.Options{Client: c, Controllers: splitList(f.controllers), Workers: f.workers, ResyncPeriod: f.resync,
 		MetricsAddr: f.metricsAddr, SecureServing: secure, LeaderElect: f.elect, LeaderElection: f.le, Logger: logger,
-		CrashOnPanic: f.crashOnPanic})
+		CrashOnPanic: f.crashOnPanic, Sharding: sharding})
 	var le *manager.ListenError
 	switch {
 	case errors.As(err, &le):
@@ -188,8 +203,37 @@ func runControllerManager(ctx context.Context, args []string, stdout, stderr io.
 	if f.elect {
 		fmt.Fprintf(stdout, "; leader election as %s", m.Identity())
 	}
+	if sharding != nil {
+		fmt.Fprintf(stdout, "; shard group %s as %s", sharding.Group, sharding.ID)
+	}
 	fmt.Fprintln(stdout)
 	return m.Run(ctx)
+}
+
+// sharding is the manager's Sharding for --shard-group, nil without it. The Leases are
+// timed by the same flags as leader election's.
+func (f *controllerManagerFlags) sharding() *manager.Sharding {
+	if f.shardGroup == "" {
+		return nil
+	}
+	id := f.shardID
+	if id == "" {
+		id = defaultShardID()
+	}
+	return &manager.Sharding{Group: f.shardGroup, ID: id, Namespace: f.shardNamespace,
+		LeaseDuration: f.le.LeaseDuration, RenewDeadline: f.le.RenewDeadline, RetryPeriod: f.le.RetryPeriod}
+}
+
+// defaultShardID is the lower-case host name and a random suffix: a member's ID is part
+// of its Lease's name, which must be a lower-case DNS name.
+func defaultShardID() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "kinformer"
+	}
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return strings.ToLower(host) + "-" + hex.EncodeToString(b[:])
 }
 
 func splitList(s string) []string {

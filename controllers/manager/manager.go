@@ -61,6 +61,10 @@ type Options struct {
 	// LeaderElection tunes the election [namespace kube-system, identity hostname_random,
 	// 15 s / 10 s / 2 s].
 	LeaderElection LeaderElection
+	// Sharding, when set, makes this manager one member of a shard group that divides
+	// the cluster's namespaces between its members (see Sharding); it excludes
+	// LeaderElect, which has one process do everything.
+	Sharding *Sharding
 	// Logger reports what an operator needs (leadership, sync errors); nil is silent.
 	Logger *slog.Logger
 	// CrashOnPanic lets a panic in a sync crash the process (after it is logged and
@@ -115,6 +119,7 @@ type Manager struct {
 	recs     []*events.Recorder
 	leConfig *leaderelection.Config // set with LeaderElect; the elector is built by Run
 	elector  *leaderelection.Elector
+	shards   *sharded // set with Sharding
 
 	// The HTTP endpoints: plain (MetricsAddr) and secure (SecureServing), each nil when
 	// not asked for.
@@ -159,12 +164,25 @@ func New(ctx context.Context, opts Options) (_ *Manager, err error) {
 			return nil, err
 		}
 	}
+	if opts.LeaderElect && opts.Sharding != nil {
+		return nil, errors.New("leader election and sharding exclude each other: a shard group's members all act, each in its part")
+	}
 	common, err := m.setUpShared()
 	if err != nil {
 		return nil, err
 	}
+	var gate *controllers.Gate
+	if opts.Sharding != nil {
+		gate = &controllers.Gate{}
+		common.Gate = gate
+	}
 	if err := m.buildControllers(ctx, common); err != nil {
 		return nil, err
+	}
+	if opts.Sharding != nil {
+		if m.shards, err = m.newSharded(gate); err != nil {
+			return nil, err
+		}
 	}
 	if opts.LeaderElect {
 		m.leConfig = m.electionConfig()
@@ -394,6 +412,9 @@ func (m *Manager) startBackground(ctx context.Context, wg *sync.WaitGroup) {
 			rec.Run(ctx)
 		}()
 	}
+	if m.shards != nil {
+		return // the informers start with the first namespaces the group gives this member
+	}
 	m.factory.Start(ctx)
 	wg.Add(1)
 	go func() {
@@ -408,6 +429,9 @@ func (m *Manager) startBackground(ctx context.Context, wg *sync.WaitGroup) {
 // runControllers runs the controllers' workers until ctx ends: at once without leader
 // election, else whenever this manager leads, until it loses the Lease.
 func (m *Manager) runControllers(ctx, syncCtx context.Context) error {
+	if m.shards != nil {
+		return m.shards.run(ctx, syncCtx)
+	}
 	if m.elector == nil {
 		m.runWorkers(ctx, syncCtx)
 		return nil
