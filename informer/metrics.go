@@ -25,9 +25,11 @@ import (
 //	kinformer_informer_shard_filtered_on_client{name} (1 when the server ignores the
 //	informer's shard selector and the informer filters alone, 0 when the server filters;
 //	absent without a shard, or before a list has told), kinformer_informer_shard_dropped_total{name}
-//	(objects and events the informer dropped as outside its shard: 0 while the server filters)
+//	(objects and events the informer dropped as outside its shard: 0 while the server filters),
+//	kinformer_informer_cached_objects{name} (what the cache holds: with a shard, the
+//	informer's part of the cluster)
 //
-// Handler gauges are read at scrape time.
+// Handler gauges and the cache's size are read at scrape time.
 type Metrics struct {
 	lists, watches, relists *prometheus.CounterVec
 	events                  *prometheus.CounterVec
@@ -37,6 +39,7 @@ type Metrics struct {
 	shardOnClient           *prometheus.GaugeVec
 	shardDropped            *prometheus.CounterVec
 	depth, lag, coalesced   *prometheus.Desc
+	cached                  *prometheus.Desc
 
 	mu        sync.Mutex
 	informers map[string]handlerStats
@@ -44,6 +47,7 @@ type Metrics struct {
 
 type handlerStats interface {
 	handlerStats() []handlerStat // read on the informer's own clock
+	cachedObjects() int
 }
 
 type handlerStat struct {
@@ -75,6 +79,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		depth:     prometheus.NewDesc("kinformer_informer_handler_buffer_depth", "Notifications waiting for a handler.", []string{"name", "handler"}, nil),
 		lag:       prometheus.NewDesc("kinformer_informer_handler_lag_seconds", "Age of the oldest notification waiting for a handler.", []string{"name", "handler"}, nil),
 		coalesced: prometheus.NewDesc("kinformer_informer_handler_coalesced_total", "Notifications merged because a handler's buffer was full.", []string{"name", "handler"}, nil),
+		cached:    prometheus.NewDesc("kinformer_informer_cached_objects", "Objects in the informer's cache.", []string{"name"}, nil),
 		informers: map[string]handlerStats{},
 	}
 	for _, c := range []prometheus.Collector{m.lists, m.watches, m.relists, m.events, m.lastRV, m.storeErrors, m.panics, m.mutations,
@@ -92,12 +97,14 @@ func (c *handlerCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.depth
 	ch <- c.lag
 	ch <- c.coalesced
+	ch <- c.cached
 }
 
 func (c *handlerCollector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for name, inf := range c.informers {
+		ch <- prometheus.MustNewConstMetric(c.cached, prometheus.GaugeValue, float64(inf.cachedObjects()), name)
 		for _, h := range inf.handlerStats() {
 			ch <- prometheus.MustNewConstMetric(c.depth, prometheus.GaugeValue, float64(h.depth), name, h.name)
 			ch <- prometheus.MustNewConstMetric(c.lag, prometheus.GaugeValue, h.lag.Seconds(), name, h.name)
@@ -173,6 +180,8 @@ func (im *informerMetrics) ResourceVersion(rv string) {
 		im.m.lastRV.WithLabelValues(im.name).Set(v)
 	}
 }
+
+func (inf *Informer[T]) cachedObjects() int { return inf.Cache().Len() }
 
 func (inf *Informer[T]) handlerStats() []handlerStat {
 	now := inf.clock.Now()

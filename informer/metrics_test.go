@@ -72,6 +72,9 @@ func TestMetricsCountWhatHappened(t *testing.T) {
 	if n := series(t, reg, "kinformer_informer_handler_buffer_depth"); n != 2 {
 		t.Errorf("%d depth series, want one per handler", n)
 	}
+	if got, want := metric(t, reg, "kinformer_informer_cached_objects", pods), float64(inf.Cache().Len()); got != want || want == 0 {
+		t.Errorf("kinformer_informer_cached_objects = %v, want the cache's %v", got, want)
+	}
 }
 
 // metric reads one series from reg: the counter or gauge `name` with these labels, or
