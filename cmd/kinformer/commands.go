@@ -32,7 +32,8 @@ const targetFlags = "[-n NS | -A] [-l SELECTOR] [--field-selector SELECTOR] [--k
 func controllerManagerCommand() command {
 	return command{name: "controller-manager", synopsis: strings.TrimPrefix(controllerManagerUsage, "usage: kinformer controller-manager "),
 		does: "run the ReplicaSet and Deployment controllers as kube-controller-manager runs them: leader election " +
-			"with warm standbys, /metrics, /healthz and /readyz over HTTPS with callers checked by the apiserver",
+			"with warm standbys, /metrics, /healthz and /readyz over HTTPS with callers checked by the apiserver; " +
+			"or, with --shard-group, as one of several managers that divide the namespaces between them",
 		run: runControllerManager}
 }
 
