@@ -306,10 +306,11 @@ func bucketRange(i, n int) shard.Range {
 	return shard.Range{First: first, Last: last}
 }
 
-// bucketOf is the bucket of n that holds hash h: the last i whose first hash is at or
-// below h. ⌊h·n/2^64⌋ is that i or the one before it, since bucket starts are rounded
-// down.
-func bucketOf(h uint64, n int) int {
+// BucketOf is the bucket, of n equal buckets of the hash space, that holds hash h: the
+// last i whose first hash is at or below h (⌊h·n/2^64⌋ is that i or the one before it,
+// since bucket starts are rounded down). It places a namespace as the members do:
+// BucketOf(shard.Hash(namespace), n).
+func BucketOf(h uint64, n int) int {
 	i, _ := bits.Mul64(h, uint64(n))
 	if next := int(i) + 1; next < n && bucketRange(next, n).First <= h {
 		return next
@@ -330,7 +331,7 @@ func inDivision(s BucketSet, n int) BucketSet {
 	}
 	out := BucketSet{n: n, bits: make([]uint64, words(n))}
 	for _, r := range s.Ranges() {
-		for b := bucketOf(r.First, n); b <= bucketOf(r.Last, n); b++ {
+		for b := BucketOf(r.First, n); b <= BucketOf(r.Last, n); b++ {
 			out.bits[b/64] |= 1 << (b % 64)
 		}
 	}

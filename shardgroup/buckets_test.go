@@ -106,7 +106,7 @@ func TestBucketsAreAssignsBuckets(t *testing.T) {
 		seen := make([]bool, n)
 		for _, rs := range a {
 			for _, r := range rs {
-				first, last := bucketOf(r.First, n), bucketOf(r.Last, n)
+				first, last := BucketOf(r.First, n), BucketOf(r.Last, n)
 				if bucketRange(first, n).First != r.First || bucketRange(last, n).Last != r.Last {
 					t.Fatalf("n=%d: Assign's range %+v does not fall on bucket edges (%d..%d)", n, r, first, last)
 				}
@@ -120,8 +120,8 @@ func TestBucketsAreAssignsBuckets(t *testing.T) {
 		}
 		for b := range n {
 			r := bucketRange(b, n)
-			if bucketOf(r.First, n) != b || bucketOf(r.Last, n) != b {
-				t.Fatalf("n=%d bucket %d %+v: its edges map to %d and %d", n, b, r, bucketOf(r.First, n), bucketOf(r.Last, n))
+			if BucketOf(r.First, n) != b || BucketOf(r.Last, n) != b {
+				t.Fatalf("n=%d bucket %d %+v: its edges map to %d and %d", n, b, r, BucketOf(r.First, n), BucketOf(r.Last, n))
 			}
 			if b > 0 && bucketRange(b-1, n).Last+1 != r.First {
 				t.Fatalf("n=%d: gap before bucket %d", n, b)

@@ -324,7 +324,7 @@ func (h *harness) checkActs() {
 				yes = append(yes, tm.id)
 			}
 		}
-		b := bucketOf(shard.Hash(ns), buckets)
+		b := BucketOf(shard.Hash(ns), buckets)
 		switch {
 		case len(yes) > 1:
 			h.t.Fatalf("at %v, %v all act on namespace %s", h.clk.Now().Sub(epoch), yes, ns)

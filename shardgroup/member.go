@@ -116,7 +116,7 @@ func (m *Member) Acts(value string) bool {
 	if s.acting.IsEmpty() || !m.opts.Clock.Now().Before(s.validUntil) {
 		return false
 	}
-	return s.acting.Has(bucketOf(shard.Hash(value), s.acting.Total()))
+	return s.acting.Has(BucketOf(shard.Hash(value), s.acting.Total()))
 }
 
 // Acting returns what this member acts on as a selector for sharded lists and watches,
@@ -666,7 +666,7 @@ func (r *runner) publish() {
 func setOf(rs []shard.Range, n int) BucketSet {
 	var idx []int
 	for _, rg := range rs {
-		for b := bucketOf(rg.First, n); b <= bucketOf(rg.Last, n); b++ {
+		for b := BucketOf(rg.First, n); b <= BucketOf(rg.Last, n); b++ {
 			idx = append(idx, b)
 		}
 	}

@@ -283,7 +283,7 @@ func TestSlowRelease(t *testing.T) {
 		t.Fatalf("b acquired %v while a's Release still ran", e.buckets)
 	}
 	for _, ns := range sampleNamespaces {
-		if releasing.Has(bucketOf(shard.Hash(ns), buckets)) && (a.m.Acts(ns) || b.m.Acts(ns)) {
+		if releasing.Has(BucketOf(shard.Hash(ns), buckets)) && (a.m.Acts(ns) || b.m.Acts(ns)) {
 			t.Fatalf("someone acts on %s, whose bucket is being released", ns)
 		}
 	}

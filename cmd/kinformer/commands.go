@@ -22,7 +22,7 @@ type command struct {
 // dump) is run with the words after the first as its first arguments.
 func commands() []command {
 	return []command{demoCommand(), simCommand(), watchCommand(), cacheCommand("dump"), cacheCommand("verify"),
-		benchSyncCommand(), controllerManagerCommand(), fakeKubeletCommand()}
+		benchSyncCommand(), controllerManagerCommand(), shardsCommand(), fakeKubeletCommand()}
 }
 
 // targetFlags are the flags of the commands that run one informer (target.flags).

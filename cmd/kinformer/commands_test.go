@@ -103,7 +103,7 @@ func TestHelpShowsEveryCommandAndItsFlags(t *testing.T) {
 		}
 	}
 	names, entries := topLevelHelp(help)
-	want := []string{"demo", "sim", "watch", "cache dump", "cache verify", "bench sync", "controller-manager", "fake-kubelet"}
+	want := []string{"demo", "sim", "watch", "cache dump", "cache verify", "bench sync", "controller-manager", "shards", "fake-kubelet"}
 	if d := cmp.Diff(want, names); d != "" {
 		t.Errorf("commands in the help (-want +got):\n%s\n%s", d, help)
 	}
@@ -145,6 +145,7 @@ func TestUsageErrorsShowTheSynopsis(t *testing.T) {
 		{[]string{"bench"}, benchSyncCommand()},
 		{[]string{"fake-kubelet", "extra"}, fakeKubeletCommand()},
 		{[]string{"controller-manager", "extra"}, controllerManagerCommand()},
+		{[]string{"shards", "extra"}, shardsCommand()},
 	} {
 		var out, errOut logbuf.Buffer
 		err := run(context.Background(), tt.args, &out, &errOut)
