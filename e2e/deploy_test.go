@@ -12,7 +12,8 @@ import (
 
 // TestDeployManifests: what deploy/ holds passes the real apiserver's server-side dry run,
 // and its RBAC is all the processes need. A controller manager running as the manifests'
-// ServiceAccount, and a fake kubelet as its own, take a Deployment through a rollout, a
+// ServiceAccount (a member of a shard group, as deploy/ runs it), and a fake kubelet as
+// its own, take a Deployment through a rollout, a
 // scale and an image change, and serve /metrics through the reviews they may create,
 // with no request refused.
 func TestDeployManifests(t *testing.T) {
@@ -38,8 +39,10 @@ func TestDeployManifests(t *testing.T) {
 	kubelet := startProc(t, "fake-kubelet", "--kubeconfig", kubeletConfig, "--node-name", "deploy-"+ns,
 		"--ready-after", "300ms", "--delete-node-on-exit")
 	port := freePort(t)
+	// A member of a shard group, as deploy/ runs it: its Lease in kube-system needs the Role.
 	manager := startProc(t, "controller-manager", "--kubeconfig", managerConfig, "-v",
-		"--bind-address", "127.0.0.1", "--secure-port", port)
+		"--bind-address", "127.0.0.1", "--secure-port", port,
+		"--shard-group", "deploy-e2e", "--shard-id", "m1", "--shard-namespace", "kube-system")
 	manager.out.waitFor(t, "controller-manager: ")
 
 	rollout := func() {
