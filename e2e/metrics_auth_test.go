@@ -1,11 +1,8 @@
 package e2e
 
 import (
-	"crypto/tls"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -48,25 +45,7 @@ func TestSecureMetricsDelegateToTheAPIServer(t *testing.T) {
 
 	// The certificate is self-signed: scrapers given no CA skip verification, as they do
 	// for kube-controller-manager's.
-	tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}
-	defer tr.CloseIdleConnections()
-	get := func(path, token string) (int, string) {
-		t.Helper()
-		req, err := http.NewRequest("GET", "https://"+addr+path, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		resp, err := (&http.Client{Transport: tr, Timeout: 15 * time.Second}).Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
+	get := func(path, token string) (int, string) { return getSecure(t, addr, path, token) }
 
 	for _, tc := range []struct {
 		name, path, token string

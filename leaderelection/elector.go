@@ -47,7 +47,7 @@ func New(cfg Config) (*Elector, error) {
 	}
 	e := &Elector{
 		cfg:    cfg,
-		leases: listwatch.For[*object.Lease](cfg.Client, leaseInfo(), cfg.Namespace),
+		leases: listwatch.For[*object.Lease](cfg.Client, listwatch.LeaseResource(), cfg.Namespace),
 	}
 	if cfg.Registerer != nil {
 		e.metrics = newStatusCollector(e)
@@ -56,17 +56,6 @@ func New(cfg Config) (*Elector, error) {
 		}
 	}
 	return e, nil
-}
-
-// leaseInfo is the coordination.k8s.io/v1 leases resource, stable since Kubernetes 1.14,
-// so no discovery round trip is needed to find it.
-func leaseInfo() listwatch.ResourceInfo {
-	return listwatch.ResourceInfo{
-		GroupVersionResource: listwatch.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"},
-		Kind:                 "Lease",
-		SingularName:         "lease",
-		Namespaced:           true,
-	}
 }
 
 // Run contends for the lease until ctx ends or leadership is lost. It tries at once,

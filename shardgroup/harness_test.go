@@ -60,7 +60,7 @@ func newHarness(t *testing.T) *harness {
 		t: t, sim: sim, front: f, url: srv.URL, clk: clk,
 		led:     newLedger(clk),
 		logs:    &logbuf.Buffer{},
-		leases:  listwatch.For[*object.Lease](c, leaseInfo(), namespace),
+		leases:  listwatch.For[*object.Lease](c, listwatch.LeaseResource(), namespace),
 		members: map[string]*tmember{},
 	}
 	t.Cleanup(func() {

@@ -80,7 +80,7 @@ func New(c *listwatch.Client, opts Options) (*Member, error) {
 	m := &Member{
 		opts:   opts,
 		name:   leaseName(opts.Group, opts.ID),
-		leases: listwatch.For[*object.Lease](c, leaseInfo(), opts.Namespace),
+		leases: listwatch.For[*object.Lease](c, listwatch.LeaseResource(), opts.Namespace),
 		log:    opts.Logger.With("group", opts.Group, "member", opts.ID),
 	}
 	m.state.Store(&snapshot{acting: newBucketSet(opts.Buckets), status: Status{ID: opts.ID,
@@ -92,17 +92,6 @@ func New(c *listwatch.Client, opts Options) (*Member, error) {
 		}
 	}
 	return m, nil
-}
-
-// leaseInfo is the coordination.k8s.io/v1 leases resource, stable since Kubernetes 1.14,
-// so no discovery round trip is needed to find it.
-func leaseInfo() listwatch.ResourceInfo {
-	return listwatch.ResourceInfo{
-		GroupVersionResource: listwatch.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"},
-		Kind:                 "Lease",
-		SingularName:         "lease",
-		Namespaced:           true,
-	}
 }
 
 // Acts reports whether this member acts on the objects whose Field has this value (the

@@ -40,7 +40,7 @@ func Members(ctx context.Context, c *listwatch.Client, namespace, group string) 
 	if namespace == "" {
 		namespace = DefaultNamespace
 	}
-	leases := listwatch.For[*object.Lease](c, leaseInfo(), namespace)
+	leases := listwatch.For[*object.Lease](c, listwatch.LeaseResource(), namespace)
 	list, err := leases.List(ctx, listwatch.ListOptions{LabelSelector: GroupLabel + "=" + group})
 	if err != nil {
 		return nil, fmt.Errorf("shardgroup: listing the Leases of group %q: %w", group, err)
