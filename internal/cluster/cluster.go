@@ -30,6 +30,9 @@ type Options struct {
 	WatchCacheSizes string
 	// ExtraArgs are appended to kube-apiserver's flags.
 	ExtraArgs []string
+	// AuditPolicy, when set, is the text of an audit.k8s.io/v1 Policy: kube-apiserver
+	// logs what it selects, as JSON lines, to Cluster.AuditLog in the scratch directory.
+	AuditPolicy string
 }
 
 // Cluster is a running etcd + kube-apiserver.
@@ -39,6 +42,7 @@ type Cluster struct {
 	Token      string // static token of an admin (system:masters)
 	Kubeconfig string // path of a kubeconfig for URL and Token
 	CAData     []byte
+	AuditLog   string // the audit log's path, with Options.AuditPolicy; "" without
 
 	etcd, apiserver *exec.Cmd
 	waits           []chan error
@@ -127,6 +131,14 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	}
 	if opts.WatchCacheSizes != "" {
 		args = append(args, "--watch-cache-sizes="+opts.WatchCacheSizes)
+	}
+	if opts.AuditPolicy != "" {
+		policy := filepath.Join(dir, "audit-policy.yaml")
+		if err := os.WriteFile(policy, []byte(opts.AuditPolicy), 0o600); err != nil {
+			return nil, err
+		}
+		c.AuditLog = filepath.Join(dir, "audit.log")
+		args = append(args, "--audit-policy-file="+policy, "--audit-log-path="+c.AuditLog)
 	}
 	args = append(args, opts.ExtraArgs...)
 	c.URL = "https://127.0.0.1:" + strconv.Itoa(ports[2])
