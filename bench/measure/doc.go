@@ -15,7 +15,9 @@
 // (both strip metadata.managedFields by default), -streaming-list (both list+watch by
 // default; client-go v0.36 would otherwise stream, its WatchListClient gate being on by
 // default, so the client-go runner sets that gate from the flag), -handlers and
-// -slow-handler, -metadata-only, -protobuf (client-go only), -timeout.
+// -slow-handler, -metadata-only, -protobuf (client-go only), -shards N -shard I
+// (kinformer only, a ShardedEngine: cache member I's part of the resource split by
+// namespace among N processes, as shard.Assign gives it), -timeout.
 //
 // # What is measured, and how
 //
@@ -50,7 +52,10 @@
 // holds the slow handler's backlog. peak_rss_bytes is VmHWM from /proc/self/status at the
 // end. mode is the initial-state mode the engine actually used (kinformer: its reflector's
 // status; client-go: the requests it sent, see ModeObserver); a run whose mode differs
-// from the one asked for fails rather than report the wrong row.
+// from the one asked for fails rather than report the wrong row. With -shards,
+// shard_filtering is who kept the other shards out of the cache: "server" when the
+// server honoured the shardSelector, "client" when it sent everything and the engine
+// dropped what lies outside (ShardedEngine).
 //
 // # Output
 //

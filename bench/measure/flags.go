@@ -33,6 +33,13 @@ type Config struct {
 	MetadataOnly      bool // cache only metadata (kinformer *object.Raw, client-go metadata informer)
 	Protobuf          bool // client-go only: application/vnd.kubernetes.protobuf
 
+	// Shards, when positive, splits the resource by namespace among that many processes,
+	// members "0" … "Shards-1" of shard.Assign over shard.DefaultBuckets, and this runner
+	// caches member Shard's part: kinformer only (an engine that is not a ShardedEngine
+	// refuses it). 1 is one process owning the whole space, still asking with a
+	// shardSelector. 0 is no sharding.
+	Shards, Shard int
+
 	Handlers    int           // fanout: how many handlers
 	SlowHandler time.Duration // fanout: one handler sleeps this long on each watch event
 
@@ -71,6 +78,8 @@ func ParseFlags(args []string, stderr io.Writer) (*Config, error) {
 	fs.BoolVar(&c.StreamingList, "streaming-list", false, "fetch the initial state with a streaming list (sendInitialEvents)")
 	fs.BoolVar(&c.MetadataOnly, "metadata-only", false, "cache metadata only (PartialObjectMetadata)")
 	fs.BoolVar(&c.Protobuf, "protobuf", false, "client-go only: talk protobuf")
+	fs.IntVar(&c.Shards, "shards", 0, "kinformer only: split the resource by namespace among this many processes (0: no sharding)")
+	fs.IntVar(&c.Shard, "shard", 0, "with -shards: the member (0 to shards-1) whose part this runner caches")
 	fs.IntVar(&c.Handlers, "handlers", 1, "fanout: number of handlers")
 	fs.DurationVar(&c.SlowHandler, "slow-handler", 0, "fanout: one of the handlers sleeps this long per watch event")
 	fs.DurationVar(&c.Timeout, "timeout", 5*time.Minute, "fail rather than wait longer")
@@ -95,6 +104,8 @@ func (c *Config) validate() error {
 		return errors.New("-objects and -events cannot be negative")
 	case c.Timeout <= 0:
 		return errors.New("-timeout must be positive")
+	case c.Shards < 0 || c.Shard < 0 || c.Shard >= max(c.Shards, 1):
+		return fmt.Errorf("-shard %d of -shards %d: want 0 <= shard < shards", c.Shard, c.Shards)
 	}
 	switch c.Resource {
 	case "pods", "secrets", "configmaps":

@@ -3,6 +3,7 @@ package measure
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -149,9 +150,29 @@ func TestParseFlags(t *testing.T) {
 		{"-server", "x", "-scenario", "watch", "-events", "1"},
 		{"-server", "x", "-scenario", "fanout", "-events", "5", "-handlers", "1", "-slow-handler", "1ms"},
 		{"-server", "x", "-handlers", "3"}, // sync
+		{"-server", "x", "-shards", "2", "-shard", "2"},
+		{"-server", "x", "-shard", "1"}, // without -shards
+		{"-server", "x", "-shards", "-1"},
 	} {
 		if _, err := ParseFlags(bad, &stderr); err == nil {
 			t.Errorf("ParseFlags(%q): no error", bad)
 		}
 	}
 }
+
+func TestShardFlags(t *testing.T) {
+	c, err := ParseFlags([]string{"-server", "http://127.0.0.1:1", "-shards", "4", "-shard", "3"}, io.Discard)
+	if err != nil || c.Shards != 4 || c.Shard != 3 {
+		t.Fatalf("ParseFlags = %+v, %v", c, err)
+	}
+	// An engine that cannot shard is refused before it is built.
+	res, err := Begin().Measure(c, unsharded{})
+	if err == nil || !strings.Contains(err.Error(), "-shards") || res.Shards != 4 || res.Shard != 3 {
+		t.Errorf("Measure of an engine without shards: %+v, %v", res, err)
+	}
+}
+
+// unsharded is an Engine that is no ShardedEngine; Build must not be reached.
+type unsharded struct{ Engine }
+
+func (unsharded) Name(*Config) string { return "other" }

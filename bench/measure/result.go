@@ -23,6 +23,11 @@ type Result struct {
 	ManagedFields bool   `json:"managed_fields"`
 	MetadataOnly  bool   `json:"metadata_only"`
 	Handlers      int    `json:"handlers"`
+	// Shards and Shard are -shards and -shard; ShardFiltering, with -shards, is who kept
+	// the other shards out of the cache, as the engine tells (ShardedEngine).
+	Shards         int    `json:"shards,omitempty"`
+	Shard          int    `json:"shard,omitempty"`
+	ShardFiltering string `json:"shard_filtering,omitempty"`
 
 	SyncSeconds        float64 `json:"sync_seconds"`
 	PeakRSSBytes       int64   `json:"peak_rss_bytes"`

@@ -40,6 +40,16 @@ type Engine interface {
 	Mode() string
 }
 
+// ShardedEngine is an Engine that can cache one shard of its resource (Config.Shards,
+// Config.Shard): Measure refuses -shards to the others.
+type ShardedEngine interface {
+	Engine
+	// ShardFiltering says, once synced, who kept the objects outside the shard out of
+	// the cache: "server" (the server honoured the shard selector), "client" (it sent
+	// everything, the engine dropped the rest) or "" if it cannot tell.
+	ShardFiltering() string
+}
+
 // Run is one runner process's measurement. Begin it on the first line of main.
 type Run struct {
 	start time.Time
@@ -83,7 +93,7 @@ func (r *Run) exit(res Result, code int) {
 func baseResult(cfg *Config, eng Engine) Result {
 	res := Result{Engine: eng.Name(cfg), Scenario: cfg.Scenario, Resource: cfg.Resource, Objects: cfg.Objects,
 		Events: cfg.Events, Mode: cfg.Mode(), ManagedFields: cfg.KeepManagedFields, MetadataOnly: cfg.MetadataOnly,
-		Handlers: cfg.Handlers, GoVersion: runtime.Version()}
+		Handlers: cfg.Handlers, Shards: cfg.Shards, Shard: cfg.Shard, GoVersion: runtime.Version()}
 	if cfg.Scenario == ScenarioSync {
 		res.Events = 0
 	}
@@ -98,6 +108,10 @@ func (r *Run) Measure(cfg *Config, eng Engine) (res Result, err error) {
 	defer cancel()
 	defer func() { res.PeakRSSBytes, _ = PeakRSS() }()
 
+	sharded, canShard := eng.(ShardedEngine)
+	if cfg.Shards > 0 && !canShard {
+		return res, fmt.Errorf("-shards: %s cannot cache a shard", res.Engine)
+	}
 	w := newWindow(cfg)
 	if err := eng.Build(ctx, cfg, w.handlers); err != nil {
 		return res, fmt.Errorf("building the informer: %w", err)
@@ -131,7 +145,12 @@ func (r *Run) Measure(cfg *Config, eng Engine) (res Result, err error) {
 		res.Mode = mode
 		return res, fmt.Errorf("asked for %s, the engine used %q", cfg.Mode(), mode)
 	}
-	fmt.Fprintf(os.Stderr, "%s: synced %d %s in %.3fs (%s)\n", res.Engine, res.Objects, cfg.Resource, res.SyncSeconds, res.Mode)
+	shardNote := ""
+	if cfg.Shards > 0 {
+		res.ShardFiltering = sharded.ShardFiltering()
+		shardNote = fmt.Sprintf(", shard %d of %d filtered by the %s", cfg.Shard, cfg.Shards, orUnknown(res.ShardFiltering))
+	}
+	fmt.Fprintf(os.Stderr, "%s: synced %d %s in %.3fs (%s%s)\n", res.Engine, res.Objects, cfg.Resource, res.SyncSeconds, res.Mode, shardNote)
 
 	if cfg.Scenario == ScenarioSync {
 		stopProfile()
@@ -307,6 +326,13 @@ func (w *window) report(res *Result) {
 	res.LatencyP50US = float64(p[0]) / 1e3
 	res.LatencyP99US = float64(p[1]) / 1e3
 	res.LatencyP999US = float64(p[2]) / 1e3
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
 }
 
 // startProfile starts a CPU profile into file ("" profiles nothing); the function it

@@ -1,7 +1,7 @@
 // Command benchharness runs the end-to-end list/watch benchmark (see package
 // bench/internal/harness) and writes bench/results/latest.md and its charts.
 //
-//	go run ./bench/cmd/benchharness [-plan short|full] [-runs N] [-only ID,...] [-out DIR]
+//	go run ./bench/cmd/benchharness [-plan short|full|sharded] [-runs N] [-only ID,...] [-out DIR]
 package main
 
 import (
@@ -21,7 +21,7 @@ import (
 )
 
 func main() {
-	plan := flag.String("plan", "short", "short (make bench, a few minutes) or full (make bench-full: 100k pods, 1 MB secrets, the real apiserver)")
+	plan := flag.String("plan", "short", "short (make bench, a few minutes), full (make bench-full: 100k pods, 1 MB secrets, the real apiserver) or sharded (one shard of 100k pods split over 1, 2 and 4 shards, kinformer only)")
 	runs := flag.Int("runs", 0, "runs per engine and scenario (0: the plan's, 3)")
 	only := flag.String("only", "", "comma-separated scenario IDs to run (default: all of the plan)")
 	out := flag.String("out", "bench/results", "directory for latest.md and the charts")
@@ -42,6 +42,8 @@ func run(planName string, runs int, only, out, analysis string) error {
 		p = harness.Short()
 	case "full":
 		p = harness.Full()
+	case "sharded":
+		p = harness.Sharded()
 	default:
 		return fmt.Errorf("unknown plan %q", planName)
 	}

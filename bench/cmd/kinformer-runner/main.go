@@ -10,8 +10,17 @@
 // listwatch.For), but with informer.New so that -keep-managed-fields can replace the
 // default transform, informer.StripManagedFields.
 //
+// With -shards N -shard I the informer caches one shard (informer.Options.Shard): the part
+// of the hash space of metadata.namespace that shard.Assign over members "0" … "N-1" and
+// shard.DefaultBuckets gives member "I", as N processes of a sharded controller would
+// split it. The informer sends it as the shardSelector of every list and watch, and drops
+// what lies outside it itself when the server ignores it; the result's shard_filtering
+// says which happened, and objects is what the shard's cache holds.
+//
 //	kinformer-runner -server http://127.0.0.1:8080 -resource pods -namespace bench \
 //	    -scenario watch -objects 1000 -events 50000
+//	kinformer-runner -server http://127.0.0.1:8080 -resource pods -scenario sync \
+//	    -shards 4 -shard 0
 package main
 
 import (
@@ -19,6 +28,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/kinformer/kinformer/bench/measure"
@@ -26,6 +37,7 @@ import (
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 	"github.com/kinformer/kinformer/reflector"
+	"github.com/kinformer/kinformer/shard"
 )
 
 func main() {
@@ -39,6 +51,28 @@ type engine struct {
 }
 
 func (*engine) Name(*measure.Config) string { return "kinformer" }
+
+// ShardFiltering makes the engine a measure.ShardedEngine.
+func (e *engine) ShardFiltering() string {
+	if s, ok := e.Engine.(interface{ ShardFiltering() string }); ok {
+		return s.ShardFiltering()
+	}
+	return ""
+}
+
+// shardOf is member i's part of the namespaces' hash space split among n members
+// "0" … "n-1", as every member of a sharded controller computes it.
+func shardOf(n, i int) (shard.Selector, error) {
+	members := make([]string, n)
+	for j := range members {
+		members[j] = strconv.Itoa(j)
+	}
+	sel, ok := shard.Assign(members, shard.DefaultBuckets).Selector(strconv.Itoa(i), shard.Namespace)
+	if !ok {
+		return sel, fmt.Errorf("member %d of %d owns no part of the hash space", i, n)
+	}
+	return sel, nil
+}
 
 func (e *engine) Build(ctx context.Context, cfg *measure.Config, handlers []measure.EventFunc) error {
 	if cfg.Protobuf {
@@ -102,6 +136,11 @@ func (e *typed[T]) Build(ctx context.Context, cfg *measure.Config, handlers []me
 	if cfg.KeepManagedFields {
 		opts.Transform = informer.NoTransform[T]
 	}
+	if cfg.Shards > 0 {
+		if opts.Shard, err = shardOf(cfg.Shards, cfg.Shard); err != nil {
+			return err
+		}
+	}
 	e.streaming = cfg.StreamingList
 	if e.inf, err = informer.New[T](lw, opts); err != nil {
 		return err
@@ -139,6 +178,16 @@ func (e *typed[T]) WaitForSync(ctx context.Context) error {
 }
 
 func (e *typed[T]) Len() int { return e.inf.Cache().Len() }
+
+// ShardFiltering is "server" or "client" from the reflector's status, "" when it cannot
+// tell (or there is no shard).
+func (e *typed[T]) ShardFiltering() string {
+	switch f := e.inf.Status().ShardFiltering; f {
+	case reflector.ShardFilteringServer, reflector.ShardFilteringClient:
+		return strings.ToLower(string(f))
+	}
+	return ""
+}
 
 func (e *typed[T]) Mode() string {
 	if e.streaming && !e.inf.Status().StreamingFallback {

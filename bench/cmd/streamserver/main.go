@@ -4,9 +4,15 @@
 // measures the most any client can read from it, is bench/cmd/ceiling.
 //
 //	streamserver [-addr 127.0.0.1:0] [-profile pods|secrets|configmaps] [-objects N]
-//	             [-namespace bench] [-watch-events N] [-rate R] [-page-limit-max N]
+//	             [-namespace bench] [-namespaces K] [-ignore-shard-selector]
+//	             [-watch-events N] [-rate R] [-page-limit-max N]
 //	             [-tls [-http2=false] -ca-out FILE] [-kubeconfig-out FILE] [-seed 1]
 //	             [-managed-fields=false] [-secret-size BYTES] [-flush-every 64] [-quiet]
+//
+// With -namespaces K the objects are spread over K namespaces named after -namespace, for
+// sharding by namespace; lists and watches honour the shardSelector parameter as
+// kube-apiserver 1.36 with the ShardedListAndWatch gate does, or with
+// -ignore-shard-selector ignore it as it does without.
 //
 // It prints one line, `LISTENING <base URL>`, to stdout and logs to stderr; it exits on
 // SIGTERM or SIGINT.
@@ -40,7 +46,9 @@ func serve(args []string) error {
 	var o streamserver.Options
 	fs.StringVar(&o.Profile, "profile", "pods", "objects to serve: pods (~4 KB), secrets (~1 MiB), configmaps (~300 B-1 KB)")
 	fs.IntVar(&o.Objects, "objects", 0, "number of objects (default 10000; 400 for secrets)")
-	fs.StringVar(&o.Namespace, "namespace", "bench", "namespace of the objects")
+	fs.StringVar(&o.Namespace, "namespace", "bench", "namespace of the objects (with -namespaces, the prefix of their namespaces)")
+	fs.IntVar(&o.Namespaces, "namespaces", 1, `spread the objects over this many namespaces, "<namespace>-<8 hex>-<i>"`)
+	fs.BoolVar(&o.IgnoreShardSelector, "ignore-shard-selector", false, "ignore the shardSelector parameter, as kube-apiserver without the ShardedListAndWatch gate (default: honour it)")
 	fs.IntVar(&o.WatchEvents, "watch-events", 0, "events per watch connection before only bookmarks (0 = unlimited, -1 = none)")
 	fs.Float64Var(&o.Rate, "rate", 0, "events per second per watch (0 = full speed)")
 	fs.IntVar(&o.PageLimitMax, "page-limit-max", 0, "cap on list page size (0 = honour the client's limit)")
@@ -72,8 +80,8 @@ func serve(args []string) error {
 		return err
 	}
 	full, meta := s.ObjectBytes()
-	log.Printf("%d %s encoded in %v: %.0f bytes each (%.0f as metadata), list resourceVersion %d",
-		s.Len(), o.Profile, time.Since(began).Round(time.Millisecond), full, meta, s.ListResourceVersion())
+	log.Printf("%d %s in %d namespace(s) encoded in %v: %.0f bytes each (%.0f as metadata), list resourceVersion %d",
+		s.Len(), o.Profile, max(o.Namespaces, 1), time.Since(began).Round(time.Millisecond), full, meta, s.ListResourceVersion())
 	if *caOut != "" {
 		if err := os.WriteFile(*caOut, s.CACertPEM(), 0o644); err != nil {
 			return err

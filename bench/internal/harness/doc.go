@@ -1,11 +1,12 @@
 // Package harness runs the end-to-end list/watch benchmark for bench/cmd/benchharness:
-// for each scenario of a plan (Short for make bench, Full for make bench-full) it starts
-// a fresh stream server (bench/cmd/streamserver) or a real kube-apiserver, runs each
-// engine's runner (bench/cmd/kinformer-runner, bench/clientgo/cmd/clientgo-runner) as
-// its own process against it, alternating engines round by round so drift hits both
-// alike, and writes the medians with their spread to bench/results/latest.md, with SVG
-// charts (drawn by bench/internal/chart). The limit line and the latency floor come from
-// the ceiling client (bench/cmd/ceiling) reading the same server.
+// for each scenario of a plan (Short for make bench, Full for make bench-full, Sharded
+// for the sharded scenarios alone) it starts a fresh stream server
+// (bench/cmd/streamserver) or a real kube-apiserver, runs each engine's runner
+// (bench/cmd/kinformer-runner, bench/clientgo/cmd/clientgo-runner) as its own process
+// against it, alternating engines round by round so drift hits both alike, and writes
+// the medians with their spread to bench/results/latest.md, with SVG charts (drawn by
+// bench/internal/chart). The limit line and the latency floor come from the ceiling
+// client (bench/cmd/ceiling) reading the same server.
 //
 // Both runners measure with the same code (package bench/measure) and are asked the same
 // things; the harness only orchestrates, aggregates and reports. Targets are printed

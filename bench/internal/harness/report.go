@@ -6,7 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/kinformer/kinformer/bench/measure"
 )
 
 // outcome returns the engine's outcome of scenario id, or nil.
@@ -116,45 +119,18 @@ func (r *Report) Markdown() string {
 	var b strings.Builder
 	e := r.Env
 	fmt.Fprintf(&b, "# List/watch benchmark: kinformer and client-go side by side\n\n")
-	fmt.Fprintf(&b, "Measured %s on %s (%d cores, %.0f GiB), %s, commit %s; `make bench%s` (%s plan, %d runs per engine and scenario, engines alternating; %s in all). ",
+	command := map[string]string{"short": "make bench", "full": "make bench-full"}[r.Plan.Mode]
+	if command == "" {
+		command = "go run ./bench/cmd/benchharness -plan " + r.Plan.Mode
+	}
+	fmt.Fprintf(&b, "Measured %s on %s (%d cores, %.0f GiB), %s, commit %s; `%s` (%s plan, %d runs per engine and scenario, engines alternating; %s in all). ",
 		e.Date.Format("2006-01-02 15:04 MST"), orUnknown(e.CPU), e.Cores, e.MemoryGiB, e.GoVersion, orUnknown(e.Commit),
-		map[string]string{"full": "-full"}[r.Plan.Mode], r.Plan.Mode, r.Plan.Runs, r.Took.Round(1e9))
+		command, r.Plan.Mode, r.Plan.Runs, r.Took.Round(1e9))
 	b.WriteString("Each figure is the median of the runs, with the minimum and maximum in brackets. Each run is a fresh stream server (bench/cmd/streamserver) and a fresh runner process: bench/cmd/kinformer-runner, or client-go v0.36.3's shared informer in bench/clientgo/cmd/clientgo-runner. Both runners measure with the same code (bench/measure), decode typed objects, and strip managedFields unless a scenario says otherwise. Targets are printed, never asserted.\n\n")
 
-	b.WriteString("## Targets\n\n| target | want | measured | verdict |\n| --- | --- | --- | --- |\n")
-	missed := false
-	for _, t := range r.targets() {
-		op := "≤"
-		if t.AtLeast {
-			op = "≥"
-		}
-		what := t.What
-		if t.Proxy != "" {
-			what += ", measured on " + t.Proxy
-		}
-		fmt.Fprintf(&b, "| %s | %s %s%s | %s%s | %s |\n", what, op, human(t.Want), t.Unit, fmtNum(t.Got), t.Unit, t.verdict())
-		missed = missed || strings.HasPrefix(t.verdict(), "missed")
+	if r.Plan.Mode != "sharded" { // the targets are the other scenarios'
+		r.writeTargets(&b)
 	}
-	if missed && r.Analysis != "" {
-		b.WriteString("\n## The misses: what the profiles show\n\n(from bench/results/analysis.md, written by hand for the runs it names)\n\n")
-		b.WriteString(strings.TrimSpace(r.Analysis) + "\n")
-	}
-	b.WriteString("\n![watch events per second](events.svg)\n\n![heap per cached object](memory.svg)\n\n![watch to handler latency](latency.svg)\n\n![time to synced](sync.svg)\n\n")
-
-	if len(r.Ceilings) > 0 {
-		b.WriteString("## The limit line\n\nThe same watch stream (1,000 pods, the same event sequence) read by a client that does nothing but frame the events, and by one that tokenizes them with encoding/json, next to kinformer's full decode into the cache:\n\n| reader | events/s | MB/s | kinformer as a fraction |\n| --- | --- | --- | --- |\n")
-		k := r.median("watch-pods", Kinformer, mRate)
-		for _, mode := range []string{"frame", "tokenize"} {
-			s := r.ceiling(mode)
-			if s.N == 0 {
-				continue
-			}
-			fmt.Fprintf(&b, "| read + %s | %s (%s–%s) | %.0f | %.2f |\n", map[string]string{"frame": "frame", "tokenize": "tokenize (encoding/json)"}[mode],
-				human(s.Median), human(s.Min), human(s.Max), r.ceilingMBps(mode), k/s.Median)
-		}
-		b.WriteString("\n")
-	}
-
 	b.WriteString("## Scenarios\n\n")
 	seen := map[string]bool{}
 	for _, o := range r.Outcomes {
@@ -163,6 +139,12 @@ func (r *Report) Markdown() string {
 			continue
 		}
 		seen[sc.ID] = true
+		if sc.Kind == KindSharded {
+			for _, id := range r.shardedTable(&b) {
+				seen[id] = true
+			}
+			continue
+		}
 		fmt.Fprintf(&b, "### %s\n\n`%s` · server `%s` · runner `%s`\n\n", sc.Title, sc.ID, strings.Join(sc.Server, " "), strings.Join(sc.Runner, " "))
 		if sc.Server == nil {
 			fmt.Fprintf(&b, "(against a real kube-apiserver + etcd started on loopback, %d pods created through the API first)\n\n", sc.RealPods)
@@ -207,6 +189,132 @@ func (r *Report) Markdown() string {
 	return b.String()
 }
 
+// shardedTable writes the one table of every sharded scenario, a row each, and returns
+// their IDs.
+func (r *Report) shardedTable(b *strings.Builder) (ids []string) {
+	var scs []Scenario
+	var shards []string
+	var base Scenario // the one shard, server filtering: what the others are held against
+	for _, o := range r.Outcomes {
+		sc := o.Scenario
+		if sc.Kind != KindSharded || slices.Contains(ids, sc.ID) {
+			continue
+		}
+		ids = append(ids, sc.ID)
+		scs = append(scs, sc)
+		if n := strconv.Itoa(sc.Shards); !sc.ClientFilters && !slices.Contains(shards, n) {
+			shards = append(shards, n)
+		}
+		if sc.Shards == 1 && !sc.ClientFilters {
+			base = sc
+		}
+	}
+	over := strings.Join(shards, ", ")
+	if i := strings.LastIndex(over, ", "); i >= 0 {
+		over = over[:i] + " and " + over[i+2:]
+	}
+	fmt.Fprintf(b, "### Initial sync of 100k pods in 1,000 namespaces, split over %s shards\n\n", over)
+	b.WriteString("kinformer only: client-go has no sharding. Each run is one instance of N, a runner caching shard 0: " +
+		"the part of the namespaces' hash space (FNV-1a) that shard.Assign over members \"0\" … \"N-1\" and 256 buckets gives member \"0\". " +
+		"The server filters by the informer's shardSelector and echoes it in metadata.shardInfo, as kube-apiserver 1.36 with the ShardedListAndWatch gate; " +
+		"where it ignores the selector, as without the gate, the informer drops the other shards itself. " +
+		"Heap per instance is the runner's whole live heap after GC, not per object: the goal is about 1/N of the one-shard instance's, " +
+		"or rather the shard's share of the pods (objects ÷ the 1-shard's), since the buckets do not split the space exactly evenly.\n\n")
+	b.WriteString("| shards | objects cached | time to synced (s) | heap per instance after GC (MB) | heap ÷ the 1-shard heap | objects ÷ the 1-shard's | peak RSS (MB) |\n")
+	b.WriteString("| --- | --- | --- | --- | --- | --- | --- |\n")
+	spread := func(s Spread) string {
+		if s.N == 0 {
+			return "–"
+		}
+		return fmt.Sprintf("%s (%s–%s)", fmtNum(s.Median), fmtNum(s.Min), fmtNum(s.Max))
+	}
+	for _, sc := range scs {
+		var results []measure.Result
+		if o := r.outcome(sc.ID, Kinformer); o != nil {
+			results = o.Results
+		}
+		label := strconv.Itoa(sc.Shards)
+		if sc.ClientFilters {
+			label += ", the server ignoring the selector (the informer filters)"
+		}
+		objects := "–"
+		if s := spreadOf(results, mObjects); s.N > 0 {
+			objects = thousands(int(s.Median))
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", label, objects, spread(spreadOf(results, mSync)), spread(spreadOf(results, mHeap)),
+			ratio(r.median(sc.ID, Kinformer, mHeap)/r.median(base.ID, Kinformer, mHeap)),
+			ratio(r.median(sc.ID, Kinformer, mObjects)/r.median(base.ID, Kinformer, mObjects)), spread(spreadOf(results, mRSS)))
+	}
+	b.WriteString("\n")
+	for _, sc := range scs {
+		fmt.Fprintf(b, "- `%s` · server `%s` · runner `%s`\n", sc.ID, strings.Join(sc.Server, " "), strings.Join(sc.Runner, " "))
+	}
+	b.WriteString("\n")
+	for _, sc := range scs {
+		if o := r.outcome(sc.ID, Kinformer); o != nil && len(o.Errors) > 0 {
+			fmt.Fprintf(b, "`%s`: kinformer failed %d run(s): %s\n\n", sc.ID, len(o.Errors), o.Errors[0])
+		}
+	}
+	return ids
+}
+
+// ratio writes a ratio to three significant figures, so that the heap's share and the
+// objects' can be told apart (0.205 and 0.2).
+func ratio(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "–"
+	}
+	return fmt.Sprintf("%.3g", v)
+}
+
+// thousands writes n with commas between thousands: 45,900.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// writeTargets writes the targets, the analysis of the misses, the charts and the limit
+// line.
+func (r *Report) writeTargets(b *strings.Builder) {
+	b.WriteString("## Targets\n\n| target | want | measured | verdict |\n| --- | --- | --- | --- |\n")
+	missed := false
+	for _, t := range r.targets() {
+		op := "≤"
+		if t.AtLeast {
+			op = "≥"
+		}
+		what := t.What
+		if t.Proxy != "" {
+			what += ", measured on " + t.Proxy
+		}
+		fmt.Fprintf(b, "| %s | %s %s%s | %s%s | %s |\n", what, op, human(t.Want), t.Unit, fmtNum(t.Got), t.Unit, t.verdict())
+		missed = missed || strings.HasPrefix(t.verdict(), "missed")
+	}
+	if missed && r.Analysis != "" {
+		b.WriteString("\n## The misses: what the profiles show\n\n(from bench/results/analysis.md, written by hand for the runs it names)\n\n")
+		b.WriteString(strings.TrimSpace(r.Analysis) + "\n")
+	}
+	b.WriteString("\n![watch events per second](events.svg)\n\n![heap per cached object](memory.svg)\n\n![watch to handler latency](latency.svg)\n\n![time to synced](sync.svg)\n\n")
+
+	if len(r.Ceilings) > 0 {
+		b.WriteString("## The limit line\n\nThe same watch stream (1,000 pods, the same event sequence) read by a client that does nothing but frame the events, and by one that tokenizes them with encoding/json, next to kinformer's full decode into the cache:\n\n| reader | events/s | MB/s | kinformer as a fraction |\n| --- | --- | --- | --- |\n")
+		k := r.median("watch-pods", Kinformer, mRate)
+		for _, mode := range []string{"frame", "tokenize"} {
+			s := r.ceiling(mode)
+			if s.N == 0 {
+				continue
+			}
+			fmt.Fprintf(b, "| read + %s | %s (%s–%s) | %.0f | %.2f |\n", map[string]string{"frame": "frame", "tokenize": "tokenize (encoding/json)"}[mode],
+				human(s.Median), human(s.Min), human(s.Max), r.ceilingMBps(mode), k/s.Median)
+		}
+		b.WriteString("\n")
+	}
+
+}
+
 func orUnknown(s string) string {
 	if s == "" {
 		return "unknown"
@@ -246,6 +354,9 @@ func (r *Report) Write(dir string) error {
 	}
 	if err := os.WriteFile(filepath.Join(dir, "latest.md"), []byte(r.Markdown()), 0o644); err != nil {
 		return err
+	}
+	if r.Plan.Mode == "sharded" { // no chart draws the sharded scenarios
+		return nil
 	}
 	for name, svg := range r.charts() {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(svg), 0o644); err != nil {

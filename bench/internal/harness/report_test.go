@@ -2,6 +2,8 @@ package harness
 
 import (
 	"encoding/xml"
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -87,6 +89,71 @@ func TestReportQuotesTheAnalysisOfMisses(t *testing.T) {
 			if !strings.Contains(md, want) {
 				t.Errorf("report lacks %q:\n%s", want, md)
 			}
+		}
+	}
+}
+
+// The sharded scenarios share one table, each row held against the one shard's; a run
+// whose cache is not exactly the shard, or that the other side filtered, fails.
+func TestShardedTable(t *testing.T) {
+	plan := Sharded()
+	if got := shardObjects(1); got != shardedPods {
+		t.Fatalf("one shard holds %d pods", got)
+	}
+	if two, four := shardObjects(2), shardObjects(4); !(0 < four && four < two && two < shardedPods) {
+		t.Fatalf("shard 0 holds %d pods of 2 shards, %d of 4", two, four)
+	}
+	rep := &Report{Plan: plan}
+	heaps := map[int]uint64{1: 200e6, 2: 100e6, 4: 50e6}
+	for _, sc := range plan.Scenarios {
+		o := &Outcome{Scenario: sc, Engine: Kinformer}
+		for _, d := range []float64{0.9, 1, 1.2} {
+			o.Results = append(o.Results, measure.Result{Objects: sc.ShardObjects, SyncSeconds: d * float64(sc.ShardObjects) / 1e5,
+				HeapAfterGCBytes: uint64(d * float64(heaps[sc.Shards])), PeakRSSBytes: 300e6})
+		}
+		if sc.ClientFilters {
+			o.Errors = []string{"timed out"}
+		}
+		rep.Outcomes = append(rep.Outcomes, o)
+	}
+	md := rep.Markdown()
+	for _, want := range []string{
+		"### Initial sync of 100k pods in 1,000 namespaces, split over 1, 2 and 4 shards",
+		"| 1 | 100,000 | 1 (0.9–1.2) | 200 (180–240) | 1 | 1 | 300 (300–300) |",
+		fmt.Sprintf("| 2 | %s | ", thousands(shardObjects(2))),
+		"| 200 (180–240) | 1 | 1 |",
+		"| 50 (45–60) | 0.25 | ",
+		"| 4, the server ignoring the selector (the informer filters) | ",
+		"- `sync-100k-pods-sharded-4-client` · server `-profile pods -objects 100000 -namespace bench -watch-events -1 -rate 0 -namespaces 1000 -ignore-shard-selector` · runner `-scenario sync -resource pods -objects " + strconv.Itoa(shardObjects(4)) + " -events 0 -shards 4 -shard 0`",
+		"`sync-100k-pods-sharded-4-client`: kinformer failed 1 run(s): timed out",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "## Targets") || strings.Count(md, "### ") != 1 {
+		t.Errorf("the sharded plan's report has targets or more than one section:\n%s", md)
+	}
+
+	sc := plan.Scenarios[2]
+	good := measure.Result{Objects: sc.ShardObjects, ShardFiltering: "server"}
+	if err := checkShard(sc, good); err != nil {
+		t.Errorf("checkShard(%+v): %v", good, err)
+	}
+	for _, bad := range []measure.Result{{Objects: sc.ShardObjects + 1, ShardFiltering: "server"}, {Objects: sc.ShardObjects, ShardFiltering: "client"}} {
+		if err := checkShard(sc, bad); err == nil {
+			t.Errorf("checkShard(%+v): no error", bad)
+		}
+	}
+	if err := checkShard(plan.Scenarios[3], measure.Result{Objects: sc.ShardObjects, ShardFiltering: "client"}); err != nil {
+		t.Errorf("the client-filtering scenario: %v", err)
+	}
+}
+
+func TestThousands(t *testing.T) {
+	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 45900: "45,900", 100000: "100,000", 1234567: "1,234,567", -1000: "-1,000"} {
+		if got := thousands(n); got != want {
+			t.Errorf("thousands(%d) = %q, want %q", n, got, want)
 		}
 	}
 }

@@ -145,7 +145,27 @@ func (r *Runner) once(ctx context.Context, sc Scenario, engine, kubeconfig strin
 	args = append(args, "-timeout", timeout.String())
 	var res measure.Result
 	err := runJSON(ctx, timeout+30*time.Second, &res, bin, args...)
+	if err == nil && sc.Kind == KindSharded {
+		err = checkShard(sc, res)
+	}
 	return res, err
+}
+
+// checkShard fails a sharded run whose cache is not exactly the shard, or that was
+// filtered by the other side than the scenario's: its figures would be another
+// scenario's.
+func checkShard(sc Scenario, res measure.Result) error {
+	want := "server"
+	if sc.ClientFilters {
+		want = "client"
+	}
+	switch {
+	case res.Objects != sc.ShardObjects:
+		return fmt.Errorf("cached %d objects, the shard holds %d", res.Objects, sc.ShardObjects)
+	case res.ShardFiltering != want:
+		return fmt.Errorf("the shard was filtered by the %q, want the %s", res.ShardFiltering, want)
+	}
+	return nil
 }
 
 // floor measures the latency floor (see Floor) with the runner's args: the server's
@@ -213,6 +233,9 @@ func brief(kind string, res measure.Result) string {
 	switch kind {
 	case KindSync:
 		return fmt.Sprintf("synced %d in %.2fs, %.0f B/object, peak RSS %.0f MB", res.Objects, res.SyncSeconds, res.HeapPerObjectBytes, float64(res.PeakRSSBytes)/1e6)
+	case KindSharded:
+		return fmt.Sprintf("synced %d in %.2fs (filtered by the %s), heap %.0f MB, peak RSS %.0f MB", res.Objects, res.SyncSeconds,
+			res.ShardFiltering, float64(res.HeapAfterGCBytes)/1e6, float64(res.PeakRSSBytes)/1e6)
 	case KindLatency:
 		return fmt.Sprintf("%.0f events/s, p50 %.0fµs p99 %.0fµs p999 %.0fµs", res.EventsPerSec, res.LatencyP50US, res.LatencyP99US, res.LatencyP999US)
 	}

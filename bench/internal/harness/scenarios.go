@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/kinformer/kinformer/bench/internal/streamserver"
+	"github.com/kinformer/kinformer/shard"
 )
 
 // Kinds of scenario; each reports its own metrics (see metricsOf).
@@ -13,6 +16,10 @@ const (
 	KindLatency = "latency"
 	KindFanout  = "fanout"
 	KindCeiling = "ceiling"
+	// KindSharded is the sync of one shard of a resource split among processes
+	// (kinformer-runner -scenario sync -shards N -shard 0). The report gives these
+	// scenarios one table together (see shardedTable).
+	KindSharded = "sharded"
 )
 
 // The engines, as the runners name themselves in their results.
@@ -41,6 +48,12 @@ type Scenario struct {
 	Timeout time.Duration
 	// Rate (events/s, 0 = full speed) and Handlers label the charts.
 	Rate, Handlers int
+	// Shards, for KindSharded, is how many shards the resource is split into; the runner
+	// caches shard 0, which holds ShardObjects objects, kept out of the others by the
+	// server or, with ClientFilters (a server ignoring shardSelector), by the informer.
+	// A run that caches another number, or is filtered by the other side, fails.
+	Shards, ShardObjects int
+	ClientFilters        bool
 }
 
 // Plan is the scenarios of one harness run.
@@ -67,7 +80,8 @@ func runner(kind, resource string, objects, events int, extra ...string) []strin
 
 var both = []string{Kinformer, ClientGo}
 
-// Short is `make bench`: every kind of scenario, small enough for a few minutes.
+// Short is `make bench`: every kind of scenario, small enough for a few minutes. The
+// sharded syncs (kinformer only, of 100k pods) add about half a minute.
 func Short() Plan {
 	const watchEvents = 50000
 	p := Plan{Mode: "short", Runs: 3}
@@ -102,7 +116,69 @@ func Short() Plan {
 	p.Scenarios = append(p.Scenarios, Scenario{ID: "sync-10k-pods-metadata",
 		Title: "Initial sync of 10k pods, metadata only (PartialObjectMetadata)", Kind: KindSync,
 		Server: podsServer(10000, 0, 0), Runner: runner(KindSync, "pods", 10000, 0, "-metadata-only"), Engines: both})
+	for _, n := range []int{1, 2, 4} {
+		p.Scenarios = append(p.Scenarios, shardedSync(n, false))
+	}
 	return p
+}
+
+// Sharded is `-plan sharded`, the sharded scenarios alone: the sync of one shard of 100k
+// pods in 1,000 namespaces split over 1, 2 and 4 shards, the server filtering (as in
+// Short), and over 4 with a server that ignores the selector, the informer filtering (as
+// in Full). kinformer only: client-go has no sharding.
+func Sharded() Plan {
+	p := Plan{Mode: "sharded", Runs: 3}
+	for _, n := range []int{1, 2, 4} {
+		p.Scenarios = append(p.Scenarios, shardedSync(n, false))
+	}
+	p.Scenarios = append(p.Scenarios, shardedSync(4, true))
+	return p
+}
+
+// The sharded scenarios' population.
+const (
+	shardedPods       = 100000
+	shardedNamespaces = 1000
+)
+
+// shardedSync is the sync of shard 0 of shards of the sharded population; clientFilters
+// makes the server ignore the shard selector.
+func shardedSync(shards int, clientFilters bool) Scenario {
+	want := shardObjects(shards)
+	sc := Scenario{ID: fmt.Sprintf("sync-100k-pods-sharded-%d", shards),
+		Title: fmt.Sprintf("Initial sync of shard 0 of %d of 100k pods in 1,000 namespaces", shards), Kind: KindSharded,
+		Server: append(podsServer(shardedPods, 0, 0), "-namespaces", strconv.Itoa(shardedNamespaces)),
+		Runner: []string{"-scenario", KindSync, "-resource", "pods", "-objects", strconv.Itoa(want), "-events", "0",
+			"-shards", strconv.Itoa(shards), "-shard", "0"},
+		Engines: []string{Kinformer}, Shards: shards, ShardObjects: want, ClientFilters: clientFilters}
+	if clientFilters {
+		sc.ID += "-client"
+		sc.Title += ", the server ignoring the selector"
+		sc.Server = append(sc.Server, "-ignore-shard-selector")
+	}
+	return sc
+}
+
+// shardObjects is how many of the sharded population's pods shard 0 of shards holds: the
+// pods of the namespaces whose hash falls in the part of the space that shard.Assign
+// gives member "0" of "0" … "shards-1", as the runner asks for it.
+func shardObjects(shards int) int {
+	members := make([]string, shards)
+	for i := range members {
+		members[i] = strconv.Itoa(i)
+	}
+	sel, ok := shard.Assign(members, shard.DefaultBuckets).Selector("0", shard.Namespace)
+	if !ok {
+		return 0
+	}
+	o := streamserver.Options{Namespace: "bench", Namespaces: shardedNamespaces}
+	n := 0
+	for j := range shardedNamespaces {
+		if sel.Matches(o.NamespaceOf(j)) {
+			n += shardedPods / shardedNamespaces // pod i is in namespace i mod shardedNamespaces
+		}
+	}
+	return n
 }
 
 // Full is `make bench-full`: Short's scenarios at their full size, and the large ones.
@@ -123,6 +199,7 @@ func Full() Plan {
 		Scenario{ID: "sync-400-secrets", Title: "Initial sync of 400 Secrets of 1 MB (the watch-list KEP's case)",
 			Kind: KindSync, Server: []string{"-profile", "secrets", "-objects", "400", "-namespace", "bench", "-watch-events", "-1"},
 			Runner: runner(KindSync, "secrets", 400, 0), Engines: both, Timeout: 5 * time.Minute},
+		shardedSync(4, true), // before the real apiserver, which runs from its scenario to the end
 		Scenario{ID: "real-sync-10k-pods", Title: "Initial sync of 10k pods from the real kube-apiserver v1.36 (created through the API)",
 			Kind: KindSync, RealPods: 10000, Runner: runner(KindSync, "pods", 10000, 0),
 			Engines: []string{Kinformer, ClientGo, ClientGoProtobuf}, Timeout: 5 * time.Minute},

@@ -51,12 +51,15 @@ var (
 	mP50      = Metric{"latency p50", "µs", false, func(r measure.Result) float64 { return r.LatencyP50US }}
 	mP99      = Metric{"latency p99", "µs", false, func(r measure.Result) float64 { return r.LatencyP99US }}
 	mP999     = Metric{"latency p99.9", "µs", false, func(r measure.Result) float64 { return r.LatencyP999US }}
+	mObjects  = Metric{"objects cached", "", true, func(r measure.Result) float64 { return float64(r.Objects) }}
+	mHeap     = Metric{"heap per instance after GC", "MB", false, func(r measure.Result) float64 { return float64(r.HeapAfterGCBytes) / 1e6 }}
 	mGC       = Metric{"GC cycles in the window", "", false, engineOnly(func(r measure.Result) float64 { return float64(r.GCCycles) })}
 	metricsOf = map[string][]Metric{
 		KindSync:    {mSync, mHeapObj, mRSS},
 		KindWatch:   {mRate, mCPU, mAllocs, mAllocB, mGC},
 		KindLatency: {mP50, mP99, mP999, mRate, mAllocB, mGC},
 		KindFanout:  {mRate, mP99, mAllocs},
+		KindSharded: {mObjects, mSync, mHeap, mRSS},
 	}
 )
 

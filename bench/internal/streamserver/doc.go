@@ -7,17 +7,21 @@
 // /version), paginated lists (limit, continue), watches of newline-delimited events
 // (MODIFIED of object k%N, every 10th change a DELETED then an ADDED; then a BOOKMARK a
 // second), the streaming list (sendInitialEvents=true: ADDED for every object, then the
-// k8s.io/initial-events-end bookmark). It is never the bottleneck because nothing is
-// encoded on the hot path: an event is its type prefix, the pre-encoded object bytes
-// around two holes, the event's resourceVersion digits and a 19-digit send-time stamp
-// (annotation bench.kinformer.io/sent-unix-nano, for latency), copied into a reused
-// 256 KiB buffered writer and flushed every 64 events at full speed, or each at its own
-// time at a fixed rate (sleeping in nanosleep(2), as the runtime's timers wake a
-// millisecond late: see pace.go). That allocates nothing (TestEmitAllocatesNothing).
-// BenchmarkEmit measures the hot path alone, on one core and in memory;
-// BenchmarkWatchLoopback in bench/cmd/ceiling measures one loopback HTTP connection read
-// by the ceiling client, which shares the cores with the server.
+// k8s.io/initial-events-end bookmark), and server-side sharding as kube-apiserver 1.36
+// with the ShardedListAndWatch gate serves it (the shardSelector parameter on lists and
+// watches, echoed in a list's metadata.shardInfo; Options.Namespaces spreads the objects
+// over namespaces whose names hash evenly, Options.IgnoreShardSelector plays a server
+// without the gate). It is never the bottleneck because nothing is encoded on the hot
+// path: an event is its type prefix, the pre-encoded object bytes around two holes, the
+// event's resourceVersion digits and a 19-digit send-time stamp (annotation
+// bench.kinformer.io/sent-unix-nano, for latency), copied into a reused 256 KiB buffered
+// writer and flushed every 64 events at full speed, or each at its own time at a fixed
+// rate (sleeping in nanosleep(2), as the runtime's timers wake a millisecond late: see
+// pace.go). That allocates nothing (TestEmitAllocatesNothing). BenchmarkEmit measures the
+// hot path alone, on one core and in memory; BenchmarkWatchLoopback in bench/cmd/ceiling
+// measures one loopback HTTP connection read by the ceiling client, which shares the
+// cores with the server.
 //
-// The command is bench/cmd/streamserver; only it and the benchmark's tests import this
-// package.
+// The command is bench/cmd/streamserver; only it, the harness (for Options.NamespaceOf)
+// and the benchmark's tests import this package.
 package streamserver

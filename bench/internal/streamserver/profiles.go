@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/kinformer/kinformer/shard"
 )
 
 // StampAnnotation is the annotation every object carries; on a watch event its value is
@@ -20,10 +22,14 @@ const StampAnnotation = "bench.kinformer.io/sent-unix-nano"
 // item is one pre-encoded object.
 type item struct {
 	name string
+	ns   string   // metadata.namespace
 	rv   int64    // resourceVersion in lists (and in initial events)
 	rvs  []byte   // rv as digits
 	full template // the object
 	meta template // the object as PartialObjectMetadata
+	// nsHash and uidHash are shard.Hash of metadata.namespace and metadata.uid, the two
+	// fields a shardSelector can hash.
+	nsHash, uidHash uint64
 }
 
 // kinds of the three resources, by resource name.
@@ -41,7 +47,11 @@ const safeChars = "bcdfghjklmnpqrstvwxz2456789"
 type gen struct {
 	r    *rand.Rand
 	opts Options
+	nss  []string // the namespaces, object i in nss[i%len(nss)]
 }
+
+// ns is the namespace of the i-th object generated.
+func (g *gen) ns(i int) string { return g.nss[i%len(g.nss)] }
 
 func (g *gen) suffix(n int) string {
 	b := make([]byte, n)
@@ -111,7 +121,17 @@ func fset(keys ...string) obj {
 func newItem(kind, name string, metadata obj, rest ...field) item {
 	full := append(obj{{"kind", kind}, {"apiVersion", "v1"}, {"metadata", metadata}}, rest...)
 	partial := obj{{"kind", "PartialObjectMetadata"}, {"apiVersion", "meta.k8s.io/v1"}, {"metadata", metadata}}
-	return item{name: name, full: newTemplate(full), meta: newTemplate(partial)}
+	it := item{name: name, full: newTemplate(full), meta: newTemplate(partial)}
+	for _, f := range metadata {
+		switch f.k {
+		case "namespace":
+			it.ns = f.v.(string)
+			it.nsHash = shard.Hash(it.ns)
+		case "uid":
+			it.uidHash = shard.Hash(f.v.(string))
+		}
+	}
+	return it
 }
 
 // app is one Deployment of the generated cluster.
@@ -225,7 +245,7 @@ func genPod(g *gen, i int, name string, rs *replicaSet, nd *node) item {
 			}, "status"),
 		}
 	}
-	md := metaFields(name, rs.name+"-", o.Namespace, uid, created, labels, annotations, owners, managed)
+	md := metaFields(name, rs.name+"-", g.ns(i), uid, created, labels, annotations, owners, managed)
 
 	container := obj{
 		{"name", cname},
@@ -330,7 +350,7 @@ func genSecrets(g *gen, n int) []item {
 						{"f:metadata", obj{{"f:labels", fset(".", "f:app")}}},
 						{"f:type", leaf}}, "")}
 				}
-				md := metaFields(name, "", o.Namespace, metas[i].uid, metas[i].created,
+				md := metaFields(name, "", g.ns(i), metas[i].uid, metas[i].created,
 					obj{{"app", apps[i%len(apps)].name}}, nil, nil, managed)
 				items[i] = newItem("Secret", name, md, field{"data", data}, field{"type", "Opaque"})
 			}
@@ -368,16 +388,19 @@ func genConfigMaps(g *gen, n int) []item {
 				{"f:data", fset(".", "f:config.yaml", "f:version")},
 				{"f:metadata", obj{{"f:labels", fset(".", "f:app")}}}}, "")}
 		}
-		md := metaFields(name, "", o.Namespace, g.uid(), created, obj{{"app", a.name}}, nil, nil, managed)
+		md := metaFields(name, "", g.ns(i), g.uid(), created, obj{{"app", a.name}}, nil, nil, managed)
 		items[i] = newItem("ConfigMap", name, md, field{"data", data})
 	}
 	return items
 }
 
-// generate builds the profile's objects, sorted by name (the apiserver lists in key
-// order), with resourceVersions rvBase+1.. in creation order.
+// generate builds the profile's objects, sorted by namespace then name (the apiserver
+// lists in key order), with resourceVersions rvBase+1.. in creation order.
 func generate(opts Options) []item {
 	g := &gen{r: rand.New(rand.NewPCG(uint64(opts.Seed), 0x6b696e666f726d65)), opts: opts}
+	for i := range max(opts.Namespaces, 1) {
+		g.nss = append(g.nss, opts.NamespaceOf(i))
+	}
 	var items []item
 	switch opts.Profile {
 	case "pods":
@@ -391,6 +414,37 @@ func generate(opts Options) []item {
 		items[i].rv = rvBase + 1 + int64(i)
 		items[i].rvs = strconv.AppendInt(nil, items[i].rv, 10)
 	}
-	slices.SortFunc(items, func(a, b item) int { return strings.Compare(a.name, b.name) })
+	slices.SortFunc(items, func(a, b item) int {
+		if c := strings.Compare(a.ns, b.ns); c != 0 {
+			return c
+		}
+		return strings.Compare(a.name, b.name)
+	})
 	return items
+}
+
+// NamespaceOf is the namespace of the i-th object generated (from 0): Namespace, or with
+// Namespaces above 1 the (i mod Namespaces)-th of that many namespaces, each named
+// Namespace, a dash, 8 hex digits of a hash of its index, a dash and the index:
+// "bench-89025cc1-1". The hex comes first because the shard hash, FNV-1a, spreads names
+// that differ only at their end badly: "bench-0" … "bench-999" fall in 13 of 256 equal
+// parts of the hash space, these in 252.
+func (o Options) NamespaceOf(i int) string {
+	ns := o.Namespace
+	if ns == "" {
+		ns = "bench"
+	}
+	if o.Namespaces <= 1 {
+		return ns
+	}
+	j := uint64(i % o.Namespaces)
+	return fmt.Sprintf("%s-%08x-%d", ns, uint32(mix64(j)), j)
+}
+
+// mix64 is splitmix64's output function: every bit of x reaches every bit of the result.
+func mix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
 }

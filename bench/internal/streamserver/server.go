@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"crypto/tls"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/kinformer/kinformer/selfsigned"
+	"github.com/kinformer/kinformer/shard"
 )
 
 // Options configure a Server. The zero value serves 10,000 pods in namespace "bench".
@@ -24,8 +26,19 @@ type Options struct {
 	Profile string
 	// Objects is how many objects to serve (default: 10,000 pods or configmaps, 400 secrets).
 	Objects int
-	// Namespace holds every object (default "bench").
+	// Namespace holds every object (default "bench"), unless Namespaces says otherwise.
 	Namespace string
+	// Namespaces, above 1, spreads the objects evenly over that many namespaces named
+	// after Namespace (see NamespaceOf), for sharding by namespace. A list or watch of
+	// one namespace gets its objects; a watch gets them out of the one sequence of
+	// changes of every object (see EventAt), as would a watch of all namespaces with a
+	// field selector: changes of other namespaces are skipped, not replaced.
+	Namespaces int
+	// IgnoreShardSelector makes the server ignore the shardSelector parameter, malformed
+	// or not, as kube-apiserver 1.36 does without the ShardedListAndWatch feature gate
+	// (its default): every object is sent and no list carries metadata.shardInfo. By
+	// default the server honours it as the gate does (see ServeHTTP).
+	IgnoreShardSelector bool
 	// WatchEvents is how many events each watch connection gets before it only sends a
 	// BOOKMARK a second (0 = unlimited, -1 = none: what a sync benchmark wants, so that
 	// nothing churns the cache while it is weighed).
@@ -68,7 +81,7 @@ func (o *Options) defaults() error {
 			o.Objects = 400
 		}
 	}
-	if o.Objects < 0 || o.WatchEvents < -1 || o.Rate < 0 || o.PageLimitMax < 0 || o.SecretSize < 0 || o.FlushEvery < 0 {
+	if o.Objects < 0 || o.Namespaces < 0 || o.WatchEvents < -1 || o.Rate < 0 || o.PageLimitMax < 0 || o.SecretSize < 0 || o.FlushEvery < 0 {
 		return errors.New("streamserver: negative option")
 	}
 	if o.Namespace == "" {
@@ -97,7 +110,8 @@ type Server struct {
 	kind   string
 	items  []item
 	byName map[string]int
-	r0     int64 // the list resourceVersion: every object's creation, no change since
+	byNS   map[string][2]int // each namespace's objects: items[from:to]
+	r0     int64             // the list resourceVersion: every object's creation, no change since
 
 	cert  tls.Certificate
 	caPEM []byte
@@ -117,10 +131,16 @@ func New(opts Options) (*Server, error) {
 	if err := opts.defaults(); err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, kind: kinds[opts.Profile], items: generate(opts), byName: map[string]int{}}
+	s := &Server{opts: opts, kind: kinds[opts.Profile], items: generate(opts), byName: map[string]int{}, byNS: map[string][2]int{}}
 	s.r0 = rvBase + int64(len(s.items))
 	for i, it := range s.items {
 		s.byName[it.name] = i
+		r, ok := s.byNS[it.ns] // items are sorted by namespace: each one's are contiguous
+		if !ok {
+			r[0] = i
+		}
+		r[1] = i + 1
+		s.byNS[it.ns] = r
 	}
 	if opts.TLS {
 		var err error
@@ -247,6 +267,16 @@ func (s *Server) logf(format string, args ...any) {
 var writerPool = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 256<<10) }}
 
 // ServeHTTP routes the discovery, list, get and watch requests.
+//
+// A list or watch with a shardSelector parameter is served as kube-apiserver 1.36 with
+// the ShardedListAndWatch feature gate serves it (unless Options.IgnoreShardSelector):
+// the selector is read with shard.Parse, and one that does not parse fails the request
+// with a 500 "invalid shard selector: …" (the apiserver's answer, though it is the
+// client's mistake); the list or watch then has only the objects whose namespace or uid
+// hashes into one of its ranges, and every page of a list carries
+// metadata.shardInfo.selector, the selector as shard.Selector.String writes it.
+// Sharded list pages have no remainingItemCount, as the apiserver gives none for a
+// filtered list.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
 		writeStatus(w, http.StatusMethodNotAllowed, "MethodNotAllowed", r.Method+" is not supported: this server only lists and watches")
@@ -290,21 +320,92 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, http.StatusNotFound, "NotFound", "the server could not find the requested resource")
 		return
 	}
-	// Only the profile's resource in its namespace has objects; the others are empty.
+	// Only the profile's resource in its namespaces has objects; the others are empty.
 	var items []item
-	if resource == s.opts.Profile && (ns == "" || ns == s.opts.Namespace) {
-		items = s.items
+	if resource == s.opts.Profile {
+		items = s.inNamespace(ns)
 	}
 	q := r.URL.Query()
 	metaOnly := strings.Contains(r.Header.Get("Accept"), "as=PartialObjectMetadata")
-	switch {
-	case name != "":
-		s.serveGet(w, items, resource, name, metaOnly)
-	case q.Get("watch") == "1" || q.Get("watch") == "true":
-		s.serveWatch(w, r, kind, items, metaOnly)
-	default:
-		s.serveList(w, r, kind, items, metaOnly)
+	if name != "" {
+		s.serveGet(w, items, ns, resource, name, metaOnly)
+		return
 	}
+	sel, err := s.shardSelector(q.Get("shardSelector"))
+	if err != nil {
+		writeStatus(w, http.StatusInternalServerError, "", err.Error())
+		return
+	}
+	if q.Get("watch") == "1" || q.Get("watch") == "true" {
+		// A watch follows the changes of every object, and sends those of the ones it
+		// selects.
+		var f *filter
+		if len(items) < len(s.items) || !sel.IsZero() {
+			f = &filter{sel: sel}
+			if len(items) < len(s.items) {
+				f.ns, f.oneNS = ns, true
+			}
+		}
+		if len(items) > 0 {
+			items = s.items
+		}
+		s.serveWatch(w, r, kind, items, f, metaOnly)
+		return
+	}
+	s.serveList(w, r, kind, items, sel, metaOnly)
+}
+
+// inNamespace is the objects of namespace ns ("" for all namespaces), nil if it has none.
+func (s *Server) inNamespace(ns string) []item {
+	if ns == "" {
+		return s.items
+	}
+	r, ok := s.byNS[ns]
+	if !ok {
+		return nil
+	}
+	return s.items[r[0]:r[1]]
+}
+
+// shardSelector reads a request's shardSelector parameter: the zero Selector (no
+// filtering) for none, or when the server ignores the parameter.
+func (s *Server) shardSelector(text string) (shard.Selector, error) {
+	if text == "" || s.opts.IgnoreShardSelector {
+		return shard.Selector{}, nil
+	}
+	sel, err := shard.Parse(text)
+	if err != nil {
+		return shard.Selector{}, fmt.Errorf("invalid shard selector: %s", strings.TrimPrefix(err.Error(), "shard: "))
+	}
+	return sel, nil
+}
+
+// filter is what a request selects besides its resource: one namespace of several, and a
+// shard.
+type filter struct {
+	ns    string
+	oneNS bool
+	sel   shard.Selector // zero: every object
+}
+
+// keeps reports whether the request selects it.
+func (f *filter) keeps(it *item) bool {
+	if f.oneNS && it.ns != f.ns {
+		return false
+	}
+	if len(f.sel.Ranges) == 0 {
+		return true
+	}
+	h := it.nsHash
+	if f.sel.Field == shard.UID {
+		h = it.uidHash
+	}
+	for _, r := range f.sel.Ranges {
+		if r.Contains(h) {
+			return true
+		}
+	}
+	return false
 }
 
 const resourceList = `{"kind":"APIResourceList","apiVersion":"v1","groupVersion":"v1","resources":[` +
@@ -324,13 +425,13 @@ func writeStatus(w http.ResponseWriter, code int, reason, msg string) {
 	fmt.Fprintf(w, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":%q,"reason":%q,"code":%d}`+"\n", msg, reason, code)
 }
 
-func (s *Server) serveGet(w http.ResponseWriter, items []item, resource, name string, metaOnly bool) {
+func (s *Server) serveGet(w http.ResponseWriter, items []item, ns, resource, name string, metaOnly bool) {
 	i, ok := s.byName[name]
-	if !ok || len(items) == 0 {
+	if !ok || len(items) == 0 || ns != "" && s.items[i].ns != ns {
 		writeStatus(w, http.StatusNotFound, "NotFound", fmt.Sprintf("%s %q not found", resource, name))
 		return
 	}
-	it := &items[i]
+	it := &s.items[i]
 	t := &it.full
 	if metaOnly {
 		t = &it.meta
@@ -341,8 +442,10 @@ func (s *Server) serveGet(w http.ResponseWriter, items []item, resource, name st
 }
 
 // serveList writes one page from the pre-encoded objects. The continue token is the
-// base64 of "<list rv>/<offset>". Every list reads the state at R0.
-func (s *Server) serveList(w http.ResponseWriter, r *http.Request, kind string, items []item, metaOnly bool) {
+// base64 of "<list rv>/<offset>", the offset in items where the next page starts. Every
+// list reads the state at R0. A sharded list (sel not zero) has the selected objects
+// only, metadata.shardInfo on every page and no remainingItemCount.
+func (s *Server) serveList(w http.ResponseWriter, r *http.Request, kind string, items []item, sel shard.Selector, metaOnly bool) {
 	q := r.URL.Query()
 	if rv := q.Get("resourceVersion"); rv != "" {
 		if _, err := strconv.ParseUint(rv, 10, 64); err != nil {
@@ -365,23 +468,49 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, kind string, 
 	if m := s.opts.PageLimitMax; m > 0 && limit > m {
 		limit = m
 	}
-	page := items[off : off+limit]
+	// The page: items[off:end] whole, or the selected ones among them; next is where the
+	// next page starts, len(items) if there is none.
+	var page []*item
+	end, next := off+limit, off+limit
+	if sel.IsZero() {
+		page = make([]*item, limit)
+		for i := range page {
+			page[i] = &items[off+i]
+		}
+	} else {
+		f := &filter{sel: sel}
+		end = off
+		for ; end < len(items) && len(page) < limit; end++ {
+			if f.keeps(&items[end]) {
+				page = append(page, &items[end])
+			}
+		}
+		// Skip to the next selected object, so that a page is never followed by an empty one.
+		for next = end; next < len(items) && !f.keeps(&items[next]); next++ {
+		}
+	}
 	listKind, apiVersion := kind+"List", "v1"
 	if metaOnly {
 		listKind, apiVersion = "PartialObjectMetadataList", "meta.k8s.io/v1"
 	}
 	head := `{"kind":"` + listKind + `","apiVersion":"` + apiVersion + `","metadata":{"resourceVersion":"` + strconv.FormatInt(s.r0, 10) + `"`
-	if end := off + limit; end < len(items) {
-		head += `,"continue":"` + encodeContinue(s.r0, end) + `","remainingItemCount":` + strconv.Itoa(len(items)-end)
+	if next < len(items) {
+		head += `,"continue":"` + encodeContinue(s.r0, next) + `"`
+		if sel.IsZero() {
+			head += `,"remainingItemCount":` + strconv.Itoa(len(items)-end)
+		}
+	}
+	if !sel.IsZero() {
+		echo, _ := json.Marshal(sel.String()) // a string always marshals
+		head += `,"shardInfo":{"selector":` + string(echo) + `}`
 	}
 	head += `},"items":[`
 	const tail = "]}\n"
 	n := len(head) + len(tail)
-	for i := range page {
+	for i, it := range page {
 		if i > 0 {
 			n++
 		}
-		it := &page[i]
 		if metaOnly {
 			n += it.meta.size(len(it.rvs))
 		} else {
@@ -394,11 +523,10 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, kind string, 
 	bw.Reset(w)
 	defer func() { bw.Reset(nil); writerPool.Put(bw) }()
 	bw.WriteString(head)
-	for i := range page {
+	for i, it := range page {
 		if i > 0 {
 			bw.WriteByte(',')
 		}
-		it := &page[i]
 		if metaOnly {
 			it.meta.write(bw, it.rvs, zeroStamp)
 		} else {

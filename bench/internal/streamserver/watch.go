@@ -3,9 +3,11 @@ package streamserver
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -65,6 +67,7 @@ type watcher struct {
 	cw       counter
 	flush    func() error // pushes the response's own buffers to the socket
 	items    []item
+	filter   *filter // nil: every object's events
 	metaOnly bool
 	kind     string // for bookmarks
 
@@ -91,10 +94,15 @@ func (w *watcher) emit(typ int, it *item, rv []byte) {
 	w.events++
 }
 
-// change writes the k-th change after the list.
+// change writes the k-th change after the list, unless the watch's filter leaves its
+// object out.
 func (w *watcher) change(k int64) {
 	typ, i := eventAt(k, len(w.items))
-	w.emit(typ, &w.items[i], strconv.AppendInt(w.rv[:0], w.s.r0+1+k, 10))
+	it := &w.items[i]
+	if w.filter != nil && !w.filter.keeps(it) {
+		return
+	}
+	w.emit(typ, it, strconv.AppendInt(w.rv[:0], w.s.r0+1+k, 10))
 }
 
 func (w *watcher) bookmark(rv int64, initialEnd bool) {
@@ -160,14 +168,21 @@ func (s *Server) watchParams(r *http.Request) (watchParams, bool) {
 		p.timeout = time.Duration(t) * time.Second
 	}
 	p.description = r.URL.RequestURI()
+	if sel := q.Get("shardSelector"); sel != "" { // kilobytes of ranges: say how many
+		rest := r.URL.Query()
+		rest.Del("shardSelector")
+		p.description = fmt.Sprintf("%s?%s with a shardSelector (%d shardRange terms)", r.URL.Path, rest.Encode(), strings.Count(sel, "shardRange"))
+	}
 	return p, true
 }
 
 // serveWatch streams changes: optionally every object as ADDED (and the
 // initial-events-end bookmark), then the changes after p.from, at opts.Rate or full
 // speed, until opts.WatchEvents, then a BOOKMARK a second until the client leaves or
-// timeoutSeconds passes.
-func (s *Server) serveWatch(rw http.ResponseWriter, r *http.Request, kind string, items []item, metaOnly bool) {
+// timeoutSeconds passes. With a filter (a namespace of several, a shard) only the
+// selected objects' initial events and changes are sent, out of the same sequence of
+// changes and at the same times: opts.WatchEvents and opts.Rate count every object's.
+func (s *Server) serveWatch(rw http.ResponseWriter, r *http.Request, kind string, items []item, f *filter, metaOnly bool) {
 	p, ok := s.watchParams(r)
 	if !ok {
 		writeStatus(rw, http.StatusBadRequest, "BadRequest", "invalid resourceVersion "+strconv.Quote(r.URL.Query().Get("resourceVersion")))
@@ -183,7 +198,7 @@ func (s *Server) serveWatch(rw http.ResponseWriter, r *http.Request, kind string
 	rw.Header().Set("Content-Type", "application/json")
 	rw.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(rw)
-	w := &watcher{s: s, cw: counter{w: rw}, flush: rc.Flush, items: items, metaOnly: metaOnly, kind: kind}
+	w := &watcher{s: s, cw: counter{w: rw}, flush: rc.Flush, items: items, filter: f, metaOnly: metaOnly, kind: kind}
 	w.bw = writerPool.Get().(*bufio.Writer)
 	w.bw.Reset(&w.cw)
 	defer func() { w.bw.Reset(nil); writerPool.Put(w.bw) }()
@@ -206,7 +221,7 @@ func (w *watcher) run(ctx context.Context, p watchParams) error {
 			}
 		}
 		for i := range w.items {
-			if i == gone {
+			if i == gone || w.filter != nil && !w.filter.keeps(&w.items[i]) {
 				continue
 			}
 			w.emit(added, &w.items[i], nil)
@@ -268,15 +283,16 @@ func (w *watcher) check(ctx context.Context) error {
 }
 
 // fullSpeed writes changes k0, k0+1, ... as fast as the connection takes them, flushing
-// every FlushEvery events (and whenever the buffer fills). It returns the last
-// resourceVersion sent.
+// every FlushEvery events (and whenever the buffer fills; with a filter, also every 4096
+// changes, so that a watch that selects little still notices its client leave). It
+// returns the last resourceVersion sent.
 func (w *watcher) fullSpeed(ctx context.Context, k0, limit int64) (int64, error) {
 	every := int64(w.s.opts.FlushEvery)
 	k := k0
 	for sent := int64(0); sent != limit; sent++ {
 		w.change(k)
 		k++
-		if w.events >= every {
+		if w.events >= every || w.filter != nil && k&4095 == 0 {
 			if err := w.check(ctx); err != nil {
 				return w.s.r0 + k, err
 			}
@@ -300,6 +316,9 @@ func (w *watcher) paced(ctx context.Context, k0, limit int64) (int64, error) {
 		for ; sent < due && sent != limit; sent++ {
 			w.change(k)
 			k++
+			if w.events == 0 { // filtered out
+				continue
+			}
 			if err := w.check(ctx); err != nil {
 				return w.s.r0 + k, err
 			}
