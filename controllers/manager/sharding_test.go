@@ -49,7 +49,9 @@ func TestShardedManagersSplitTheNamespaces(t *testing.T) {
 	// and would all land on one member (see package shard).
 	names := []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo", "lima"}
 	namespaces := len(names)
-	rss := func(ns string) *listwatch.Resource[*object.ReplicaSet] { return listwatch.For[*object.ReplicaSet](f.c, rsInfo, ns) }
+	rss := func(ns string) *listwatch.Resource[*object.ReplicaSet] {
+		return listwatch.For[*object.ReplicaSet](f.c, rsInfo, ns)
+	}
 	for _, ns := range names {
 		replicas := int32(2)
 		rs := &object.ReplicaSet{ObjectMeta: object.ObjectMeta{Name: "web"},
