@@ -301,3 +301,29 @@ func TestAssignmentSelector(t *testing.T) {
 		}
 	}
 }
+
+// The fraction of namespaces that change owner when a member joins, against the ideal
+// 1/N: 10,000 namespaces named as people name them (a word, a dash, a number), for 1 to
+// 7 members joined by one more. The table is logged (go test -run NamespacesMoved -v).
+func TestAssignNamespacesMovedOnJoin(t *testing.T) {
+	words := []string{"shop", "team", "billing", "search", "web", "data", "ml", "infra", "auth", "payments"}
+	var namespaces []string
+	for i := range 10000 {
+		namespaces = append(namespaces, fmt.Sprintf("%s-%d", words[i%len(words)], i/len(words)))
+	}
+	owner := func(a Assignment, ns string) string { return ownerOf(a, Hash(ns)) }
+	for n := 1; n <= 7; n++ {
+		before, after := Assign(memberNames(n), DefaultBuckets), Assign(memberNames(n+1), DefaultBuckets)
+		moved := 0
+		for _, ns := range namespaces {
+			if owner(before, ns) != owner(after, ns) {
+				moved++
+			}
+		}
+		frac, ideal := float64(moved)/float64(len(namespaces)), 1/float64(n+1)
+		t.Logf("%d→%d members: %.3f of the namespaces moved (ideal %.3f), %.3f of the space", n, n+1, frac, ideal, Moved(before, after))
+		if frac > 2*ideal {
+			t.Errorf("%d→%d members moved %.3f of the namespaces, more than twice the ideal %.3f", n, n+1, frac, ideal)
+		}
+	}
+}
