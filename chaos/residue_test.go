@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/kinformer/kinformer/internal/leakcheck"
 )
 
 // What a process holds once the engine has stopped: its goroutines, and its live heap
@@ -15,25 +17,7 @@ import (
 // goroutineSet is every goroutine at one moment, by id, with its stack.
 type goroutineSet map[string]string
 
-func goroutinesNow() goroutineSet {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	set := goroutineSet{}
-	for _, g := range strings.Split(string(buf), "\n\n") {
-		header, _, _ := strings.Cut(g, "\n")
-		if f := strings.Fields(header); len(f) >= 2 && f[0] == "goroutine" { // "goroutine 12 [running]:"
-			set[f[1]] = g
-		}
-	}
-	return set
-}
+func goroutinesNow() goroutineSet { return leakcheck.Goroutines() }
 
 // waitGoroutines polls until exactly the goroutines of base are running, or d has passed;
 // it returns the stacks of the goroutines base does not have (and of those of base that

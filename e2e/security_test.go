@@ -7,20 +7,27 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/kinformer/kinformer/informer"
+	"github.com/kinformer/kinformer/internal/cluster"
 	"github.com/kinformer/kinformer/internal/simtest"
 	"github.com/kinformer/kinformer/internal/testwait"
 	"github.com/kinformer/kinformer/object"
 )
 
-// serviceAccountKubeconfig writes a kubeconfig for the cluster that authenticates with
-// token, in namespace ns.
+// serviceAccountKubeconfig writes a kubeconfig for the shared cluster that authenticates
+// with token, in namespace ns.
 func serviceAccountKubeconfig(t *testing.T, ns, token string) string {
+	t.Helper()
+	return tokenKubeconfigFor(t, shared.cluster, ns, token)
+}
+
+// tokenKubeconfigFor writes a kubeconfig for cluster c that authenticates with token, in
+// namespace ns.
+func tokenKubeconfigFor(t *testing.T, c *cluster.Cluster, ns, token string) string {
 	t.Helper()
 	doc := fmt.Sprintf(`apiVersion: v1
 kind: Config
@@ -34,12 +41,16 @@ users:
 contexts:
 - name: sa
   context: {cluster: e2e, user: sa, namespace: %s}
-`, shared.cluster.URL, base64.StdEncoding.EncodeToString(shared.cluster.CAData), token, ns)
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+`, c.URL, base64.StdEncoding.EncodeToString(c.CAData), token, ns)
+	f, err := os.CreateTemp(t.TempDir(), "kubeconfig-")
+	if err != nil {
 		t.Fatal(err)
 	}
-	return path
+	defer f.Close()
+	if _, err := f.WriteString(doc); err != nil {
+		t.Fatal(err)
+	}
+	return f.Name()
 }
 
 // TestServiceAccountScopedToOneNamespace: a ServiceAccount allowed only to list and

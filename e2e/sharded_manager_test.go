@@ -3,13 +3,11 @@ package e2e
 import (
 	"bufio"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -154,24 +152,7 @@ subjects: [{kind: ServiceAccount, name: %[1]s, namespace: kube-system}]
 	out := map[string]string{}
 	for _, id := range ids {
 		token := strings.TrimSpace(e.kubectl(t, "", "-n", "kube-system", "create", "token", shardSAPrefix+id, "--duration=1h"))
-		kc := fmt.Sprintf(`apiVersion: v1
-kind: Config
-current-context: sa
-clusters:
-- name: e2e
-  cluster: {server: %q, certificate-authority-data: %s}
-users:
-- name: sa
-  user: {token: %q}
-contexts:
-- name: sa
-  context: {cluster: e2e, user: sa, namespace: kube-system}
-`, e.c.URL, base64.StdEncoding.EncodeToString(e.c.CAData), token)
-		path := filepath.Join(t.TempDir(), "kubeconfig-"+id)
-		if err := os.WriteFile(path, []byte(kc), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		out[id] = path
+		out[id] = tokenKubeconfigFor(t, e.c, "kube-system", token)
 	}
 	return out
 }

@@ -167,3 +167,36 @@ func hex16(v uint64) string {
 	}
 	return string(b[:])
 }
+
+// Without is the part of the space in have that no range of drop covers: what a process
+// still owns after giving drop away. The result is sorted and merged.
+func Without(have, drop []Range) []Range {
+	var out []Range
+	for _, r := range have {
+		parts := []Range{r}
+		for _, d := range drop {
+			var next []Range
+			for _, p := range parts {
+				next = append(next, p.minus(d)...)
+			}
+			parts = next
+		}
+		out = append(out, parts...)
+	}
+	return mergeRanges(out)
+}
+
+// minus is what is left of r outside d: none, one or two ranges.
+func (r Range) minus(d Range) []Range {
+	if d.Last < r.First || d.First > r.Last {
+		return []Range{r}
+	}
+	var out []Range
+	if d.First > r.First {
+		out = append(out, Range{First: r.First, Last: d.First - 1})
+	}
+	if d.Last < r.Last {
+		out = append(out, Range{First: d.Last + 1, Last: r.Last})
+	}
+	return out
+}

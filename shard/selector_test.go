@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 func TestSelectorString(t *testing.T) {
@@ -173,6 +174,29 @@ func TestValidate(t *testing.T) {
 				t.Errorf("Validate() = %v, want nil", err)
 			case tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)):
 				t.Errorf("Validate() = %v, want an error containing %q", err, tt.err)
+			}
+		})
+	}
+}
+
+func TestWithout(t *testing.T) {
+	const top = math.MaxUint64
+	for _, tc := range []struct {
+		name       string
+		have, drop []Range
+		want       []Range
+	}{
+		{"nothing dropped", []Range{{10, 20}}, nil, []Range{{10, 20}}},
+		{"all dropped", []Range{{10, 20}}, []Range{{0, top}}, nil},
+		{"a hole", []Range{{10, 20}}, []Range{{13, 15}}, []Range{{10, 12}, {16, 20}}},
+		{"the ends", []Range{{10, 20}}, []Range{{0, 10}, {20, 30}}, []Range{{11, 19}}},
+		{"disjoint", []Range{{10, 20}}, []Range{{30, 40}}, []Range{{10, 20}}},
+		{"the top of the space", []Range{{0, top}}, []Range{{top - 1, top}}, []Range{{0, top - 2}}},
+		{"several, merged", []Range{{0, 9}, {10, 19}, {30, 39}}, []Range{{30, 39}}, []Range{{0, 19}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, Without(tc.have, tc.drop), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("Without (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -123,7 +123,7 @@ func (s *sharded) acquire(ctx context.Context, ranges []shard.Range) error {
 // informers then drop what they no longer need (without waiting for it).
 func (s *sharded) release(ctx context.Context, ranges []shard.Range) error {
 	s.mu.Lock()
-	kept := without(s.owned, ranges)
+	kept := shard.Without(s.owned, ranges)
 	s.mu.Unlock()
 	if err := s.gate.Narrow(ctx, owns(kept)); err != nil {
 		return err
@@ -136,38 +136,6 @@ func (s *sharded) release(ctx context.Context, ranges []shard.Range) error {
 		_, _ = s.m.factory.SetShard(sel)
 	}
 	return nil
-}
-
-// without is the part of have outside every range of drop.
-func without(have, drop []shard.Range) []shard.Range {
-	var out []shard.Range
-	for _, r := range have {
-		parts := []shard.Range{r}
-		for _, d := range drop {
-			var next []shard.Range
-			for _, p := range parts {
-				next = append(next, subtract(p, d)...)
-			}
-			parts = next
-		}
-		out = append(out, parts...)
-	}
-	return out
-}
-
-// subtract is what is left of r outside d: none, one or two ranges.
-func subtract(r, d shard.Range) []shard.Range {
-	if d.Last < r.First || d.First > r.Last {
-		return []shard.Range{r}
-	}
-	var out []shard.Range
-	if d.First > r.First {
-		out = append(out, shard.Range{First: r.First, Last: d.First - 1})
-	}
-	if d.Last < r.Last {
-		out = append(out, shard.Range{First: d.Last + 1, Last: r.Last})
-	}
-	return out
 }
 
 // requeuer is a controller that can queue every object of its own in some namespaces.

@@ -42,6 +42,16 @@ func Check(t testing.TB) {
 
 type goroutine struct{ id, stack string }
 
+// Goroutines returns every running goroutine's stack, by goroutine id: for tests that
+// compare what runs at two moments themselves (the chaos leak check).
+func Goroutines() map[string]string {
+	out := map[string]string{}
+	for _, g := range goroutines() {
+		out[g.id] = g.stack
+	}
+	return out
+}
+
 func goroutines() []goroutine {
 	buf := make([]byte, 1<<20)
 	for {
