@@ -79,9 +79,12 @@ type FIFO[T object.Object] struct {
 	// that (see wakeOnDone); both guarded by popping.
 	wakeCtx  context.Context
 	wakeStop func() bool
+	batch    []*Item[T] // PopBatch's slice, reused; guarded by popping
 
 	synced    bool
 	populated bool // a Replace (or any delta) was ever queued
+	// holding defers the consumer's wake-up (see Hold); held says one is owed.
+	holding, held bool
 }
 
 // New returns an empty FIFO.
@@ -93,7 +96,32 @@ func New[T object.Object]() *FIFO[T] {
 
 func (f *FIFO[T]) push(it *Item[T]) {
 	f.items = append(f.items, it)
+	if f.holding {
+		f.held = true
+		return
+	}
 	f.cond.Signal()
+}
+
+// Hold defers waking the consumer: items queued from now on are handed over together at
+// Release. A producer that has several items in hand (the watch events of one read)
+// holds around them, so a consumer that was waiting wakes once for all of them, not once
+// each; a consumer that is busy takes them as they come either way.
+func (f *FIFO[T]) Hold() {
+	f.mu.Lock()
+	f.holding = true
+	f.mu.Unlock()
+}
+
+// Release ends Hold, waking the consumer if anything was queued meanwhile.
+func (f *FIFO[T]) Release() {
+	f.mu.Lock()
+	f.holding = false
+	if f.held {
+		f.held = false
+		f.cond.Signal()
+	}
+	f.mu.Unlock()
 }
 
 func (f *FIFO[T]) addDelta(t DeltaType, obj T) {
@@ -167,6 +195,14 @@ func (f *FIFO[T]) Resync() {
 // Pop waits for the next item and calls process with it. The item counts as popped
 // (for HasSynced) once process returns. It returns ErrClosed after Close, or ctx's error.
 func (f *FIFO[T]) Pop(ctx context.Context, process func(*Item[T]) error) error {
+	return f.PopBatch(ctx, 1, func(items []*Item[T]) error { return process(items[0]) })
+}
+
+// PopBatch waits for at least one item, then calls process with every queued item, up
+// to max (in order, the oldest first): a consumer that fell behind catches up with one
+// call, one lock, and its own per-batch costs paid once. limit bounds a batch (at least 1). The slice is only valid during
+// the call. The items count as popped once process returns.
+func (f *FIFO[T]) PopBatch(ctx context.Context, limit int, process func([]*Item[T]) error) error {
 	f.popping.Lock()
 	defer f.popping.Unlock()
 	f.wakeOnDone(ctx)
@@ -182,21 +218,28 @@ func (f *FIFO[T]) Pop(ctx context.Context, process func(*Item[T]) error) error {
 		f.mu.Unlock()
 		return err
 	}
-	it := f.items[f.head]
-	f.items[f.head] = nil
-	f.head++
+	n := min(len(f.items)-f.head, max(limit, 1))
+	batch := append(f.batch[:0], f.items[f.head:f.head+n]...)
+	clear(f.items[f.head : f.head+n])
+	f.head += n
 	if f.head > 1024 && f.head*2 > len(f.items) {
-		n := copy(f.items, f.items[f.head:])
-		clear(f.items[n:])
-		f.items, f.head = f.items[:n], 0
+		live := copy(f.items, f.items[f.head:])
+		clear(f.items[live:])
+		f.items, f.head = f.items[:live], 0
 	}
-	if it.Replace == nil && !it.Resync && it.Bookmark == "" && f.last[it.Delta.Key] == it {
-		delete(f.last, it.Delta.Key)
+	initial := false
+	for _, it := range batch {
+		if it.Replace == nil && !it.Resync && it.Bookmark == "" && f.last[it.Delta.Key] == it {
+			delete(f.last, it.Delta.Key)
+		}
+		initial = initial || it.Replace != nil && it.Replace.Initial
 	}
 	f.mu.Unlock()
 
-	err := process(it)
-	if it.Replace != nil && it.Replace.Initial {
+	err := process(batch)
+	clear(batch)
+	f.batch = batch // popping is held: the next PopBatch reuses the array
+	if initial {
 		f.mu.Lock()
 		f.synced = true
 		f.mu.Unlock()

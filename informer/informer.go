@@ -116,6 +116,7 @@ type Informer[T object.Object] struct {
 	// handler's replay and the events after it line up exactly.
 	mu         sync.Mutex
 	listeners  []*listener[T]
+	notes      []note[T] // notifications not yet handed to the listeners (see notify)
 	running    bool
 	stopping   bool
 	wg         sync.WaitGroup // listener goroutines
@@ -416,7 +417,7 @@ func (inf *Informer[T]) Run(ctx context.Context) {
 func (inf *Informer[T]) processLoop(ctx context.Context) {
 	for {
 		synced := inf.HasSynced()
-		if err := inf.fifo.Pop(ctx, inf.process); err != nil {
+		if err := inf.fifo.PopBatch(ctx, maxProcessBatch, inf.process); err != nil {
 			return // closed, or ctx ended: process never fails
 		}
 		if !synced && inf.HasSynced() {
@@ -426,14 +427,28 @@ func (inf *Informer[T]) processLoop(ctx context.Context) {
 	}
 }
 
-// process applies one queue item to the cache and notifies the handlers. An object an
+// maxProcessBatch bounds the queue items applied under one hold of inf.mu: a handler
+// registering meanwhile waits for at most that many.
+const maxProcessBatch = 256
+
+// process applies queue items to the cache and notifies the handlers. An object an
 // index function fails on is left out (its key keeps its previous state, which handlers
-// already know) and reported (see failures); the rest goes on.
-func (inf *Informer[T]) process(it *deltafifo.Item[T]) error {
+// already know) and reported (see failures); the rest goes on. The items' notifications
+// go to each handler together, at the end (see notify).
+func (inf *Informer[T]) process(items []*deltafifo.Item[T]) error {
+	changed, replaces := false, 0
 	inf.mu.Lock()
-	changed := inf.processLocked(it)
+	for _, it := range items {
+		if inf.processLocked(it) {
+			changed = true
+		}
+		if it.Replace != nil {
+			replaces++
+		}
+	}
+	inf.flushNotes()
 	inf.mu.Unlock()
-	if it.Replace != nil {
+	for range replaces {
 		inf.replaces.done()
 	}
 	if changed {
@@ -558,6 +573,7 @@ func (inf *Informer[T]) processReplace(r *deltafifo.Replace[T], now time.Time) (
 		}
 	}
 	if r.Initial {
+		inf.flushNotes() // a handler's sync point is after the initial list's notifications
 		for _, l := range inf.listeners {
 			l.markSynced()
 		}
@@ -585,11 +601,31 @@ func changeNotes[T object.Object](old T, existed bool, obj T, initial bool, now 
 	return notes, 1
 }
 
+// notify queues a notification for every handler. It is held in inf.notes until
+// flushNotes, with inf.mu held all along: handed over per batch of queue items, each
+// handler takes one lock and one wake-up for all of them, not one per event.
 func (inf *Informer[T]) notify(n note[T]) {
+	inf.notes = append(inf.notes, n)
+}
+
+// flushNotes hands the held notifications to the handlers. Called with inf.mu held.
+func (inf *Informer[T]) flushNotes() {
+	if len(inf.notes) == 0 {
+		return
+	}
 	for _, l := range inf.listeners {
-		l.add(n)
+		l.addAll(inf.notes)
+	}
+	clear(inf.notes)
+	inf.notes = inf.notes[:0]
+	if cap(inf.notes) > maxKeptNotes {
+		inf.notes = nil // an initial list's worth would stay allocated for nothing
 	}
 }
+
+// maxKeptNotes is the most notifications whose room the informer keeps between batches:
+// enough for a full batch of events.
+const maxKeptNotes = 2 * maxProcessBatch
 
 // resyncLoop queues a resync marker whenever a handler's resync period is due.
 func (inf *Informer[T]) resyncLoop(ctx context.Context) {
@@ -629,6 +665,7 @@ func (inf *Informer[T]) resyncLoop(ctx context.Context) {
 
 // processResync re-delivers the cache to each handler whose period is due.
 func (inf *Informer[T]) processResync(now time.Time) {
+	inf.flushNotes() // the batch's earlier events come first
 	var due []*listener[T]
 	for _, l := range inf.listeners {
 		if l.resync > 0 && !now.Before(l.nextResync) {

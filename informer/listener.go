@@ -111,6 +111,24 @@ func (l *listener[T]) add(n note[T]) {
 	if l.stopped {
 		return
 	}
+	l.addLocked(n)
+	l.cond.Signal()
+}
+
+// addAll queues notes in order, with one lock and one wake-up for all of them.
+func (l *listener[T]) addAll(notes []note[T]) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.stopped {
+		return
+	}
+	for _, n := range notes {
+		l.addLocked(n)
+	}
+	l.cond.Signal()
+}
+
+func (l *listener[T]) addLocked(n note[T]) {
 	if len(l.order) == l.orderHead && len(l.buf)-l.head >= l.capacity {
 		l.episodeStartN, l.episodeLevel = l.coalescedN, slog.LevelWarn
 		msg := "handler buffer full: coalescing notifications per object until it catches up"
@@ -130,11 +148,9 @@ func (l *listener[T]) add(n note[T]) {
 		}
 		l.buf = append(l.buf, n)
 		l.queued++
-		l.cond.Signal()
 		return
 	}
 	l.coalesce(n)
-	l.cond.Signal()
 }
 
 func (l *listener[T]) coalesce(n note[T]) {

@@ -155,9 +155,10 @@ func BenchmarkUpdateDetector(b *testing.B) {
 				pods[i] = &p
 			}
 			b.ReportAllocs()
+			batch := make([]*deltafifo.Item[*object.Pod], 1)
 			for i := range b.N {
-				item := deltaItem(pods[i%2])
-				inf.process(item)
+				batch[0] = deltaItem(pods[i%2])
+				inf.process(batch)
 			}
 		})
 	}

@@ -127,6 +127,12 @@ func (f *frameReader) next(stamp clock.Clock) (frame []byte, at int64, started t
 	}
 }
 
+// pending reports whether anything but white space is buffered: the start of a frame,
+// most often all of it.
+func (f *frameReader) pending() bool {
+	return jsonscan.SkipSpace(f.buf[:f.end], f.start) < f.end
+}
+
 // fill reads more data, compacting and growing the buffer as needed (never past max plus
 // one read). It returns the sticky error once no data is left.
 func (f *frameReader) fill() error {

@@ -49,8 +49,9 @@ func FuzzWatchSplits(f *testing.F) {
 		}
 		sameEnd(t, "frame reader", whole.err, split.err)
 
-		wholeEvents, wholeErr := readEvents(bytes.NewReader(stream), max)
-		splitEvents, splitErr := readEvents(&chunkReader{data: stream, cuts: cuts}, max)
+		// Read on one goroutine whole, on two (the prefetcher) cut.
+		wholeEvents, wholeErr := readEvents(bytes.NewReader(stream), max, false)
+		splitEvents, splitErr := readEvents(&chunkReader{data: stream, cuts: cuts}, max, true)
 		if d := cmp.Diff(wholeEvents, splitEvents); d != "" {
 			t.Fatalf("events differ when the stream is cut at %v (-whole +cut):\n%s", cuts, d)
 		}
@@ -107,8 +108,8 @@ func readAll(t *testing.T, r io.Reader, max int) framesRead {
 }
 
 // readEvents decodes a stream as a watch does, each event written as type and object.
-func readEvents(r io.Reader, max int) ([]string, error) {
-	w := NewWatchFromReader[*object.Raw](context.Background(), io.NopCloser(r), WatchOptions{MaxFrameSize: max})
+func readEvents(r io.Reader, max int, prefetch bool) ([]string, error) {
+	w := newWatchFromReader[*object.Raw](context.Background(), io.NopCloser(r), WatchOptions{MaxFrameSize: max}, prefetch)
 	defer w.Close()
 	var events []string
 	for {

@@ -153,6 +153,13 @@ func TestDecodeEvent(t *testing.T) {
 		{frame: `{"type":"ADDED"}`, wantErr: isFrameError},
 		{frame: `{"type":"ADDED","object":{this is not json}}`, wantErr: isFrameError},
 		{frame: `{"type":"ADDED","object":{"metadata":{"name":7}}}`, wantErr: isFrameError},
+		// The object before its type, other members around it, white space: decoded alike.
+		{frame: `{"object":{"metadata":{"name":"p"}},"type":"MODIFIED"}`, typ: Modified, name: "p"},
+		{frame: ` { "x" : [1,{"}":2}] , "type" : "DELETED" , "object" : {"metadata":{"name":"p"}} , "y":null } `, typ: Deleted, name: "p"},
+		{frame: `{"object":{"kind":"Status","code":410,"reason":"Expired"},"type":"ERROR"}`, wantErr: object.IsGone},
+		{frame: `{"type":"ADDED","object":{"metadata":{"name":"a"}},"object":{"metadata":{"name":"b"}}}`, typ: Added, name: "b"},
+		{frame: `{"type":"ADDED","object":null}`, wantErr: isFrameError},
+		{frame: `{"type":7,"object":{}}`, wantErr: isFrameError},
 	}
 	for _, tt := range tests {
 		ev, err := decodeEvent[*object.Pod]([]byte(tt.frame), object.DecodeOptions{})

@@ -59,6 +59,9 @@ var ErrIdleTimeout = errors.New("watch stream: idle timeout, no event received")
 // there, for tracing (trace.Started).
 type frameSource interface {
 	next(stamp clock.Clock) (frame []byte, at int64, started time.Time, err error)
+	// pending reports whether a complete frame may already be buffered: next would not
+	// wait for the connection (false when in doubt).
+	pending() bool
 	close() error
 }
 
@@ -67,6 +70,7 @@ type frameSource interface {
 type Watch[T any] struct {
 	ctx      context.Context
 	src      frameSource
+	pre      *prefetcher // reads src on a goroutine of its own; nil: Next reads it
 	idle     time.Duration
 	maxFrame int
 
@@ -87,6 +91,12 @@ type Watch[T any] struct {
 }
 
 func newWatch[T any](ctx context.Context, src frameSource, opts WatchOptions) *Watch[T] {
+	return newWatchReading[T](ctx, src, opts, usePrefetch())
+}
+
+// newWatchReading is newWatch reading src on a goroutine of its own (prefetch) or in
+// Next; tests try both.
+func newWatchReading[T any](ctx context.Context, src frameSource, opts WatchOptions, prefetch bool) *Watch[T] {
 	w := &Watch[T]{ctx: ctx, src: src, idle: opts.IdleTimeout, maxFrame: opts.MaxFrameSize, tracer: opts.Tracer, initialEvents: opts.SendInitialEvents,
 		decode: opts.Decode}
 	if w.maxFrame <= 0 {
@@ -94,6 +104,13 @@ func newWatch[T any](ctx context.Context, src frameSource, opts WatchOptions) *W
 	}
 	if w.clock = opts.Clock; w.clock == nil {
 		w.clock = clock.Real{}
+	}
+	if prefetch {
+		var stamp clock.Clock
+		if w.tracer != nil {
+			stamp = w.clock
+		}
+		w.pre = newPrefetcher(src, stamp)
 	}
 	if idle := opts.IdleTimeout; idle > 0 {
 		w.timer = w.clock.AfterFunc(idle, func() {
@@ -129,7 +146,7 @@ func (w *Watch[T]) next() (Event[T], error) {
 	if w.sampling {
 		stamp = w.clock
 	}
-	frame, at, started, err := w.src.next(stamp)
+	fr, err := w.frame(stamp)
 	switch {
 	case w.timedOut.Load():
 		return Event[T]{}, ErrIdleTimeout
@@ -138,26 +155,46 @@ func (w *Watch[T]) next() (Event[T], error) {
 	case errors.Is(err, websocket.ErrReadLimit):
 		// A websocket enforces MaxFrameSize as its read limit (see openWebSocket); its
 		// oversized message is reported as the chunked stream reports an oversized frame.
-		return Event[T]{}, &FrameError{Offset: at, Reason: tooLargeReason(w.maxFrame), Err: ErrFrameTooLarge}
+		return Event[T]{}, &FrameError{Offset: fr.at, Reason: tooLargeReason(w.maxFrame), Err: ErrFrameTooLarge}
 	case err != nil:
 		return Event[T]{}, err
 	}
-	var read time.Time
-	if w.sampling {
+	read := fr.read
+	if w.sampling && read.IsZero() {
 		read = w.clock.Now() // trace.Read: the frame's last byte is in
 	}
 	if w.timer != nil {
 		w.timer.Reset(w.idle)
 	}
-	ev, err := decodeEvent[T](frame, w.decode)
-	if fe, ok := err.(*FrameError); ok {
-		fe.Offset = at
+	var ev Event[T]
+	if fr.valid {
+		ev, err = decodeValidEvent[T](fr.data, w.decode)
+	} else {
+		ev, err = decodeEvent[T](fr.data, w.decode)
 	}
+	if fe, ok := err.(*FrameError); ok {
+		fe.Offset = fr.at
+	}
+	started := fr.started
 	if w.tracer != nil && err == nil {
 		w.traced(ev, started, read)
 	}
 	return ev, err
 }
+
+// frame is the next frame, from the prefetcher or read here.
+func (w *Watch[T]) frame(stamp clock.Clock) (rawFrame, error) {
+	if w.pre != nil {
+		return w.pre.next()
+	}
+	data, at, started, err := w.src.next(stamp)
+	return rawFrame{data: data, at: at, started: started}, err
+}
+
+// Buffered reports whether Next has an event ready that it would return without waiting
+// for the connection: the reflector hands the events it gets in one go to the store as
+// one batch (see reflector.Batcher).
+func (w *Watch[T]) Buffered() bool { return w.pre != nil && w.pre.buffered() }
 
 // traced hands a sampled object event to the tracer, once decoded (trace.Decoded), and
 // notes the end of a streaming list's initial events, after which events are sampled.
@@ -186,35 +223,94 @@ func (w *Watch[T]) Close() {
 		if w.timer != nil {
 			w.timer.Stop()
 		}
+		if w.pre != nil {
+			_ = w.pre.close()
+			return
+		}
 		_ = w.src.close()
 	})
 }
 
 // decodeEvent decodes one frame `{"type":...,"object":{...}}`. It validates the frame
-// once, then finds the two members by scanning, and hands the object's bytes (a slice of
-// the frame, which the decoder copies what it keeps from) to codec.DecodeUnvalidated:
-// one validation pass and one decoding pass, where json.Unmarshal of an envelope with a
-// json.RawMessage makes three (validate, skip the object, copy it) before decoding.
+// once, then walks the envelope's members. An object that follows its type (as the
+// apiserver writes them) is decoded where it lies, by codec.DecodeUnvalidatedAt, whose
+// pass over the object also finds where it ends: one validation pass and one decoding
+// pass over the object's bytes, where json.Unmarshal of an envelope with a
+// json.RawMessage makes three (validate, skip the object, copy it) before decoding. The
+// decoder copies what it keeps: no part of the frame is retained.
 func decodeEvent[T any](frame []byte, decode object.DecodeOptions) (Event[T], error) {
 	if !jsonscan.Valid(frame) {
 		var v any
 		err := json.Unmarshal(frame, &v) // the slow path, only for its precise message
 		return Event[T]{}, &FrameError{Reason: "invalid JSON", Err: err, Frame: head(frame)}
 	}
-	typ, obj, err := envelope(frame)
-	if err != nil {
-		return Event[T]{}, &FrameError{Reason: "invalid event", Err: err, Frame: head(frame)}
+	return decodeValidEvent[T](frame, decode)
+}
+
+// decodeValidEvent is decodeEvent of a frame known to be valid JSON (the prefetcher
+// checked it).
+func decodeValidEvent[T any](frame []byte, decode object.DecodeOptions) (Event[T], error) {
+	var (
+		ev      Event[T]
+		typ     string
+		typSeen bool
+		obj     []byte // the object's bytes, when it came before its type or is not a T
+		decoded bool   // ev.Object holds the object
+	)
+	i := jsonscan.SkipSpace(frame, 0)
+	if i >= len(frame) || frame[i] != '{' {
+		return Event[T]{}, &FrameError{Reason: "invalid event", Err: errors.New("an event is a JSON object"), Frame: head(frame)}
+	}
+	j, more := jsonscan.FirstMember(frame, i)
+	for more {
+		nameEnd, _, v := jsonscan.Member(frame, j)
+		var end int
+		switch string(frame[j+1 : nameEnd-1]) {
+		case "type":
+			end = jsonscan.ValueEnd(frame, v)
+			if end < 0 {
+				break
+			}
+			var err error
+			if typ, err = eventType(frame[v:end]); err != nil {
+				return Event[T]{}, &FrameError{Reason: "invalid event", Err: fmt.Errorf("type: %w", err), Frame: head(frame)}
+			}
+			typSeen = true
+		case "object":
+			if typSeen && objectEvent(typ) && !isNull(frame, v) {
+				o, e, err := codec.DecodeUnvalidatedAt[T](frame, v, decode)
+				if err != nil {
+					return Event[T]{}, &FrameError{Reason: fmt.Sprintf("%s object does not decode", typ), Err: err, Frame: head(frame)}
+				}
+				ev.Object, decoded, end, obj = o, true, e, frame[v:e]
+			} else {
+				end = jsonscan.ValueEnd(frame, v)
+				if end >= 0 {
+					ev.Object, decoded, obj = *new(T), false, frame[v:end]
+				}
+			}
+		default:
+			end = jsonscan.ValueEnd(frame, v)
+		}
+		if end < 0 { // frame is valid JSON: cannot happen
+			return Event[T]{}, &FrameError{Reason: "invalid event", Err: errors.New("malformed event"), Frame: head(frame)}
+		}
+		j, more = jsonscan.NextMember(frame, end)
 	}
 	if len(obj) == 0 || string(obj) == "null" {
 		return Event[T]{}, &FrameError{Reason: fmt.Sprintf("%s event without an object", typ), Frame: head(frame)}
 	}
 	switch t := EventType(typ); t {
 	case Added, Modified, Deleted, Bookmark:
-		obj, err := codec.DecodeUnvalidated[T](obj, decode)
-		if err != nil {
-			return Event[T]{}, &FrameError{Reason: fmt.Sprintf("%s object does not decode", t), Err: err, Frame: head(frame)}
+		if !decoded { // the type came after the object
+			o, err := codec.DecodeUnvalidated[T](obj, decode)
+			if err != nil {
+				return Event[T]{}, &FrameError{Reason: fmt.Sprintf("%s object does not decode", t), Err: err, Frame: head(frame)}
+			}
+			ev.Object = o
 		}
-		return Event[T]{Type: t, Object: obj}, nil
+		ev.Type = t
+		return ev, nil
 	case Error:
 		var s object.Status
 		if err := json.Unmarshal(obj, &s); err != nil {
@@ -226,34 +322,26 @@ func decodeEvent[T any](frame []byte, decode object.DecodeOptions) (Event[T], er
 	}
 }
 
-// envelope returns the "type" (unquoted) and "object" members of a valid event frame;
-// members it does not know are skipped, as json.Unmarshal would.
-func envelope(frame []byte) (typ string, obj []byte, err error) {
-	i := jsonscan.SkipSpace(frame, 0)
-	if i >= len(frame) || frame[i] != '{' {
-		return "", nil, errors.New("an event is a JSON object")
+// objectEvent reports whether an event of type typ carries a T (not a Status).
+func objectEvent(typ string) bool {
+	switch EventType(typ) {
+	case Added, Modified, Deleted, Bookmark:
+		return true
 	}
-	j, more := jsonscan.FirstMember(frame, i)
-	for more {
-		nameEnd, _, v := jsonscan.Member(frame, j)
-		end := jsonscan.ValueEnd(frame, v)
-		if end < 0 { // v < 0 too: frame is not JSON, which the caller has ruled out
-			return "", nil, errors.New("malformed event")
-		}
-		switch string(frame[j+1 : nameEnd-1]) {
-		case "type":
-			if quoted := frame[v:end]; quoted[0] == '"' && !bytes.ContainsRune(quoted, '\\') {
-				typ = string(quoted[1 : len(quoted)-1])
-			} else if err := json.Unmarshal(quoted, &typ); err != nil {
-				return "", nil, fmt.Errorf("type: %w", err)
-			}
-		case "object":
-			obj = frame[v:end]
-		}
-		j, more = jsonscan.NextMember(frame, end)
-	}
-	return typ, obj, nil
+	return false
 }
+
+// eventType unquotes the type member's value.
+func eventType(quoted []byte) (string, error) {
+	if quoted[0] == '"' && !bytes.ContainsRune(quoted, '\\') {
+		return string(quoted[1 : len(quoted)-1]), nil
+	}
+	var typ string
+	err := json.Unmarshal(quoted, &typ)
+	return typ, err
+}
+
+func isNull(b []byte, i int) bool { return len(b)-i >= 4 && string(b[i:i+4]) == "null" }
 
 func head(b []byte) []byte {
 	if len(b) > 256 {
@@ -274,6 +362,8 @@ func (s *bodySource) next(stamp clock.Clock) ([]byte, int64, time.Time, error) {
 	return s.frames.next(stamp)
 }
 
+func (s *bodySource) pending() bool { return s.frames.pending() }
+
 func (s *bodySource) close() error {
 	s.cancel()
 	return s.body.Close()
@@ -284,11 +374,15 @@ func (s *bodySource) close() error {
 // of an HTTP body: a reader that blocks (a pipe, a generator) cannot keep a reflector
 // from stopping.
 func NewWatchFromReader[T any](ctx context.Context, r io.ReadCloser, opts WatchOptions) *Watch[T] {
+	return newWatchFromReader[T](ctx, r, opts, usePrefetch())
+}
+
+func newWatchFromReader[T any](ctx context.Context, r io.ReadCloser, opts WatchOptions, prefetch bool) *Watch[T] {
 	ctx, cancel := context.WithCancel(ctx)
 	body := &closeOnce{ReadCloser: r}
 	context.AfterFunc(ctx, func() { _ = body.Close() }) // Close cancels ctx too: r closes once
 	src := &bodySource{body: body, frames: newFrameReader(body, opts.MaxFrameSize), cancel: cancel}
-	return newWatch[T](ctx, src, opts)
+	return newWatchReading[T](ctx, src, opts, prefetch)
 }
 
 // closeOnce lets a reader be closed from two places, the first of which closes it.

@@ -55,6 +55,9 @@ func (s *wsSource) next(stamp clock.Clock) ([]byte, int64, time.Time, error) {
 	}
 }
 
+// pending is false: a websocket message is read whole by next, none is buffered.
+func (s *wsSource) pending() bool { return false }
+
 func (s *wsSource) close() error {
 	var err error
 	s.closeOnce.Do(func() {

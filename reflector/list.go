@@ -31,11 +31,13 @@ func (r *Reflector[T]) list(ctx context.Context, relist bool) error {
 	if err != nil {
 		return err
 	}
+	// The list has succeeded: the status says so before the store has it, so that a
+	// caller who sees the cache synced never sees the error of a failed attempt before.
+	r.update(func(st *Status) { st.Listed, st.LastError = true, nil })
 	if !r.replace(items, listRV, sh) {
 		return errShardChanged
 	}
 	r.recordRV(listRV)
-	r.update(func(st *Status) { st.Listed, st.LastError = true, nil })
 	r.log.Debug("listed", "objects", len(items), "resourceVersion", listRV)
 	return nil
 }
@@ -172,12 +174,12 @@ func (r *Reflector[T]) streamList(ctx context.Context) state {
 			}
 			timer.Stop()
 			rv := ev.Object.Meta().ResourceVersion
+			r.update(func(st *Status) { st.Listed, st.LastError = true, nil }) // before the store has it, as in list
 			if !r.replace(items, rv, sh) {
 				end()
 				return r.refetch()
 			}
 			r.recordRV(rv)
-			r.update(func(st *Status) { st.Listed, st.LastError = true, nil })
 			r.log.Debug("streamed the list", "objects", len(items), "resourceVersion", rv)
 			return watching[T]{open: w}
 		default:

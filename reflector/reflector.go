@@ -57,6 +57,25 @@ type Bookmarker interface {
 	Bookmark(resourceVersion string)
 }
 
+// Batcher is an optional Store method, for a store with a consumer on another goroutine
+// (the informer's queue). The reflector holds the store while it hands it events that
+// arrived together, and releases it after the last of them (or every maxHeld), so the
+// consumer is woken once for them: see deltafifo.FIFO.Hold.
+type Batcher interface {
+	Hold()
+	Release()
+}
+
+// Buffered is an optional Stream method: whether Next has an event ready that it would
+// return without waiting for the connection (*listwatch.Watch has it).
+type Buffered interface {
+	Buffered() bool
+}
+
+// maxHeld is the most events the reflector hands a held store before releasing it, so a
+// long burst does not leave the consumer idle while it is decoded.
+const maxHeld = 64
+
 // Metrics receives the reflector's counts; nil records nothing.
 type Metrics interface {
 	List()

@@ -62,6 +62,17 @@ func (r *Reflector[T]) watch(ctx context.Context, w listwatch.Stream[T], sh *sha
 	// end is what unblocks Next, as the Stream contract promises.
 	defer context.AfterFunc(ctx, w.Close)()
 	r.setState(StateWatching)
+	batcher, _ := r.store.(Batcher)
+	buffered, _ := w.(Buffered)
+	if batcher == nil || buffered == nil {
+		batcher, buffered = nil, nil
+	}
+	held := 0 // events handed to the store since it was held
+	defer func() {
+		if held > 0 {
+			batcher.Release()
+		}
+	}()
 	start, events := r.clock.Now(), 0
 	for {
 		ev, err := w.Next()
@@ -76,7 +87,18 @@ func (r *Reflector[T]) watch(ctx context.Context, w listwatch.Stream[T], sh *sha
 			return res
 		}
 		events++
+		more := buffered != nil && buffered.Buffered()
+		if more && held == 0 {
+			batcher.Hold()
+		}
 		r.apply(ev, sh)
+		if more || held > 0 {
+			held++
+		}
+		if held > 0 && (!more || held >= maxHeld) {
+			batcher.Release()
+			held = 0
+		}
 	}
 }
 

@@ -46,16 +46,54 @@ func DecodeUnvalidated[T any](data []byte, opts Options) (T, error) {
 }
 
 func decodeUnvalidated[T any](r *registry, data []byte, opts Options) (T, error) {
-	if rt := reflect.TypeFor[T](); rt.Kind() == reflect.Pointer && r != nil {
-		if t := r.tables[rt.Elem()]; t != nil {
-			if opts != (Options{}) && t.object != nil {
-				t = t.variantFor(opts)
-			}
-			v := reflect.New(rt.Elem())
-			err := decodeStruct(data, v.UnsafePointer(), t)
-			return v.Interface().(T), err
-		}
+	if t := tableFor[T](r, opts); t != nil {
+		v := reflect.New(reflect.TypeFor[T]().Elem())
+		err := decodeStruct(data, v.UnsafePointer(), t)
+		return v.Interface().(T), err
 	}
+	return unmarshalAny[T](r, data, opts)
+}
+
+// DecodeUnvalidatedAt is DecodeUnvalidated of the JSON value that starts at data[i] and
+// is followed by more bytes (the object member of a watch event inside its frame): it
+// also returns the index just past the value, found by the same pass that decodes it
+// rather than by a scan of its own. For a type outside the schema it scans for the end,
+// then decodes with json.Unmarshal.
+func DecodeUnvalidatedAt[T any](data []byte, i int, opts Options) (T, int, error) {
+	return decodeUnvalidatedAt[T](registered, data, i, opts)
+}
+
+func decodeUnvalidatedAt[T any](r *registry, data []byte, i int, opts Options) (T, int, error) {
+	if t := tableFor[T](r, opts); t != nil {
+		v := reflect.New(reflect.TypeFor[T]().Elem())
+		end, err := t.decode(data, i, v.UnsafePointer())
+		return v.Interface().(T), end, err
+	}
+	end := jsonscan.ValueEnd(data, i)
+	if end < 0 {
+		var zero T
+		return zero, -1, errors.New("malformed JSON value")
+	}
+	out, err := unmarshalAny[T](r, data[i:end], opts)
+	return out, end, err
+}
+
+// tableFor is the table that decodes a T without encoding/json (a pointer to a type in
+// the schema), as opts ask; nil for any other T.
+func tableFor[T any](r *registry, opts Options) *table {
+	rt := reflect.TypeFor[T]()
+	if rt.Kind() != reflect.Pointer || r == nil {
+		return nil
+	}
+	t := r.tables[rt.Elem()]
+	if t != nil && opts != (Options{}) && t.object != nil {
+		t = t.variantFor(opts)
+	}
+	return t
+}
+
+// unmarshalAny decodes data into a T outside the schema with encoding/json.
+func unmarshalAny[T any](r *registry, data []byte, opts Options) (T, error) {
 	var out T
 	err := json.Unmarshal(data, &out)
 	if err == nil && opts != (Options{}) && r != nil && r.schema.ApplyOptions != nil {

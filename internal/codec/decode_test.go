@@ -98,3 +98,30 @@ func TestDecodeText(t *testing.T) {
 		}
 	}
 }
+
+// DecodeUnvalidatedAt decodes a value inside a larger text as DecodeUnvalidated decodes
+// it alone, and says where it ends: for a schema type from its own pass, for any other
+// type from a scan.
+func TestDecodeUnvalidatedAt(t *testing.T) {
+	pod := realisticPod(t)
+	text := append(append([]byte(`{"type":"ADDED","object":`), pod...), `,"after":[1,"}"]}`...)
+	at := len(`{"type":"ADDED","object":`)
+	wantEnd := at + len(pod)
+	for _, opts := range []Options{{}, {DropManagedFields: true, Maps: NewMapTable()}} {
+		got, end, err := decodeUnvalidatedAt[*testPod](testRegistry, text, at, opts)
+		if err != nil || end != wantEnd {
+			t.Fatalf("%+v: end %d, err %v; want end %d", opts, end, err, wantEnd)
+		}
+		want := decodeTest(t, pod, opts)
+		if d := cmp.Diff(want, got, cmp.AllowUnexported(testPod{}), cmp.Comparer(func(a, b unknown) bool { return a.m.Equal(b.m) })); d != "" {
+			t.Errorf("%+v: decoded in place (-alone +in place):\n%s", opts, d)
+		}
+	}
+	m, end, err := decodeUnvalidatedAt[map[string]any](testRegistry, text, at, Options{})
+	if err != nil || end != wantEnd || m["kind"] != "Pod" {
+		t.Errorf("a type outside the schema: end %d, err %v, kind %v; want end %d, Pod", end, err, m["kind"], wantEnd)
+	}
+	if _, end, err := decodeUnvalidatedAt[*testPod](testRegistry, []byte(`{"a":`), 0, Options{}); err == nil && end >= 0 {
+		t.Errorf("a truncated object decoded, end %d", end)
+	}
+}

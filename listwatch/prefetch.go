@@ -1,0 +1,165 @@
+package listwatch
+
+import (
+	"errors"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/kinformer/kinformer/clock"
+	"github.com/kinformer/kinformer/internal/jsonscan"
+)
+
+// A watch stream is read in two stages, on two goroutines: the prefetcher reads the
+// connection, splits it into frames and validates each (jsonscan.Valid), and the
+// consumer (the reflector's goroutine, in Next) decodes them, in order. Reading, framing
+// and validating are about a third of an event's cost; decoding is most of the rest. On
+// one goroutine they take turns on one core while the second idles; split, the next
+// frames are read and checked while this one is decoded.
+//
+// Frames travel in batches: every frame already in the read buffer when one is split
+// off goes with it, up to maxBatchFrames or maxBatchBytes. A hand-off is a channel send
+// and, when the consumer is asleep, a thread wake-up: one per batch rather than one per
+// event, when the server sends faster than it is read. A frame waits for no later one:
+// the batch goes as soon as the buffer holds no other complete frame.
+const (
+	maxBatchFrames = 64
+	maxBatchBytes  = 256 << 10
+	// batchesInFlight bounds what the prefetcher reads ahead of the consumer, so a slow
+	// consumer still holds back the connection (and the server) as it did on one goroutine.
+	batchesInFlight = 2
+)
+
+// errWatchClosed is what a Next blocked on a closed watch returns when the source gave
+// no error of its own.
+var errWatchClosed = errors.New("watch stream: closed")
+
+// rawFrame is one frame as the consumer gets it.
+type rawFrame struct {
+	data          []byte
+	at            int64     // byte offset in the stream
+	started, read time.Time // trace stamps (zero when not stamped)
+	valid         bool      // jsonscan.Valid held
+}
+
+// frameBatch is frames back to back in one buffer; spans index it.
+type frameBatch struct {
+	buf   []byte
+	spans []frameSpan
+}
+
+type frameSpan struct {
+	off, n        int
+	at            int64
+	started, read time.Time
+	valid         bool
+}
+
+// prefetcher runs a frameSource on its own goroutine (see above). Its consumer calls
+// next and buffered from one goroutine; close may come from any.
+type prefetcher struct {
+	src   frameSource
+	stamp clock.Clock // stamps every frame when set: the consumer cannot say in advance which it will follow
+
+	full chan *frameBatch // to the consumer; closed after the last batch
+	free chan *frameBatch // back to the prefetcher, for reuse
+	done chan struct{}    // closed by close: the prefetcher stops sending
+	once sync.Once
+	err  error // how the source ended, written before full is closed
+
+	cur *frameBatch // the consumer's batch
+	i   int         // its next span
+}
+
+// usePrefetch says whether a watch is read on two goroutines: not on one core, where
+// the second goroutine would only add hand-offs.
+func usePrefetch() bool { return runtime.GOMAXPROCS(0) > 1 }
+
+func newPrefetcher(src frameSource, stamp clock.Clock) *prefetcher {
+	p := &prefetcher{src: src, stamp: stamp, full: make(chan *frameBatch, batchesInFlight),
+		free: make(chan *frameBatch, batchesInFlight+1), done: make(chan struct{})}
+	go p.run()
+	return p
+}
+
+// run reads frames into batches until the source fails (io.EOF included) or close.
+func (p *prefetcher) run() {
+	defer close(p.full)
+	for {
+		var b *frameBatch
+		select {
+		case b = <-p.free:
+			b.buf, b.spans = b.buf[:0], b.spans[:0]
+		default:
+			b = &frameBatch{buf: make([]byte, 0, 64<<10)}
+		}
+		err := p.fill(b)
+		if len(b.spans) > 0 {
+			select {
+			case p.full <- b:
+			case <-p.done:
+				if err == nil {
+					err = errWatchClosed
+				}
+				p.err = err
+				return
+			}
+		}
+		if err != nil {
+			p.err = err
+			return
+		}
+	}
+}
+
+// fill adds frames to b until the source has no complete one buffered or b is full.
+func (p *prefetcher) fill(b *frameBatch) error {
+	for {
+		frame, at, started, err := p.src.next(p.stamp)
+		if err != nil {
+			return err
+		}
+		s := frameSpan{off: len(b.buf), n: len(frame), at: at, started: started, valid: jsonscan.Valid(frame)}
+		if p.stamp != nil {
+			s.read = p.stamp.Now()
+		}
+		b.buf = append(b.buf, frame...)
+		b.spans = append(b.spans, s)
+		if !p.src.pending() || len(b.spans) >= maxBatchFrames || len(b.buf) >= maxBatchBytes {
+			return nil
+		}
+	}
+}
+
+// next returns the next frame, valid until the following call, or the source's error.
+func (p *prefetcher) next() (rawFrame, error) {
+	if p.cur == nil || p.i == len(p.cur.spans) {
+		if p.cur != nil {
+			select {
+			case p.free <- p.cur:
+			default:
+			}
+		}
+		b, ok := <-p.full
+		if !ok {
+			p.cur = nil
+			return rawFrame{}, p.err
+		}
+		p.cur, p.i = b, 0
+	}
+	s := p.cur.spans[p.i]
+	p.i++
+	return rawFrame{data: p.cur.buf[s.off : s.off+s.n : s.off+s.n], at: s.at, started: s.started, read: s.read, valid: s.valid}, nil
+}
+
+// buffered reports whether next would return without waiting for the connection.
+func (p *prefetcher) buffered() bool {
+	return p.cur != nil && p.i < len(p.cur.spans) || len(p.full) > 0
+}
+
+// close stops the prefetcher and the source; a blocked next then returns the source's
+// error.
+func (p *prefetcher) close() error {
+	p.once.Do(func() { close(p.done) })
+	return p.src.close()
+}

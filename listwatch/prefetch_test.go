@@ -1,0 +1,137 @@
+package listwatch
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kinformer/kinformer/internal/leakcheck"
+	"github.com/kinformer/kinformer/object"
+)
+
+func podEvent(name string) string {
+	return `{"type":"MODIFIED","object":{"metadata":{"name":"` + name + `","namespace":"ns","resourceVersion":"7"}}}` + "\n"
+}
+
+// Frames already read go to the consumer together, and Buffered says so until the last;
+// the events are those read on one goroutine, in order.
+func TestPrefetchHandsOverWhatIsBuffered(t *testing.T) {
+	leakcheck.Check(t)
+	var stream strings.Builder
+	var want []string
+	for i := range 10 {
+		name := string(rune('a' + i))
+		stream.WriteString(podEvent(name))
+		want = append(want, name)
+	}
+	w := newWatchFromReader[*object.Pod](context.Background(), io.NopCloser(strings.NewReader(stream.String())), WatchOptions{}, true)
+	defer w.Close()
+	var got []string
+	var buffered []bool
+	for {
+		ev, err := w.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, ev.Object.Name)
+		buffered = append(buffered, w.Buffered())
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Fatalf("events (-want +got):\n%s", d)
+	}
+	// One read brought them all: every event but the last had another behind it.
+	wantBuffered := make([]bool, len(want))
+	for i := range len(want) - 1 {
+		wantBuffered[i] = true
+	}
+	if d := cmp.Diff(wantBuffered, buffered); d != "" {
+		t.Errorf("Buffered after each event (-want +got):\n%s", d)
+	}
+}
+
+// A frame waits for no later one: with nothing more on the wire, Next returns what came.
+func TestPrefetchDoesNotWaitToFillABatch(t *testing.T) {
+	leakcheck.Check(t)
+	r, wr := io.Pipe()
+	w := newWatchFromReader[*object.Pod](context.Background(), r, WatchOptions{}, true)
+	defer w.Close()
+	for _, name := range []string{"a", "b"} {
+		go func() { _, _ = io.WriteString(wr, podEvent(name)) }()
+		ev, err := w.Next()
+		if err != nil || ev.Object.Name != name {
+			t.Fatalf("Next = %v, %v; want %s", ev.Object, err, name)
+		}
+		if w.Buffered() {
+			t.Errorf("Buffered after %s with nothing more sent", name)
+		}
+	}
+}
+
+// Close from another goroutine ends a Next blocked on a silent connection, and the
+// prefetcher's goroutine ends with it.
+func TestPrefetchCloseEndsABlockedNext(t *testing.T) {
+	leakcheck.Check(t)
+	r, wr := io.Pipe()
+	defer wr.Close()
+	w := newWatchFromReader[*object.Pod](context.Background(), r, WatchOptions{}, true)
+	done := make(chan error, 1)
+	go func() {
+		_, err := w.Next()
+		done <- err
+	}()
+	time.Sleep(10 * time.Millisecond) // let Next block (it must end either way)
+	w.Close()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("Next returned no error after Close")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Next still blocked 5s after Close")
+	}
+}
+
+// endless is a server that never stops sending; it counts what was read of it.
+type endless struct {
+	frame []byte
+	off   int
+	read  atomic.Int64
+}
+
+func (e *endless) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		c := copy(p[n:], e.frame[e.off:])
+		n += c
+		e.off = (e.off + c) % len(e.frame)
+	}
+	e.read.Add(int64(n))
+	return n, nil
+}
+
+// A consumer that stops taking events stops the reading too: the prefetcher is at most
+// a few batches ahead, as the connection's own buffers would be.
+func TestPrefetchReadsABoundedDistanceAhead(t *testing.T) {
+	leakcheck.Check(t)
+	src := &endless{frame: []byte(podEvent("a"))}
+	w := newWatchFromReader[*object.Pod](context.Background(), io.NopCloser(src), WatchOptions{}, true)
+	defer w.Close()
+	if _, err := w.Next(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond) // time to read ahead as far as it may
+	// The consumer's batch, batchesInFlight queued, the one being filled, and a read.
+	limit := int64((batchesInFlight+2)*(maxBatchBytes+len(src.frame)) + readSize)
+	if got := src.read.Load(); got > limit {
+		t.Errorf("read %d bytes ahead of a stalled consumer, want at most %d", got, limit)
+	}
+}
