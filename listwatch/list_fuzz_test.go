@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -41,7 +42,12 @@ func FuzzListDecoder(f *testing.F) {
 const tightBound = 256
 
 func checkListDecoder[T object.Object](t *testing.T, data []byte) {
-	got, err := decodeList[T](iotest.HalfReader(bytes.NewReader(data)), 0, object.DecodeOptions{})
+	got, err := decodeListReading[T](iotest.HalfReader(bytes.NewReader(data)), 0, object.DecodeOptions{}, true)
+	// The items read on one goroutine or two: the same list, or the same error.
+	one, oneErr := decodeListReading[T](bytes.NewReader(data), 0, object.DecodeOptions{}, false)
+	if fmt.Sprint(err) != fmt.Sprint(oneErr) || err == nil && encode(t, got) != encode(t, one) {
+		t.Fatalf("%q: read on two goroutines %v, on one %v", data, err, oneErr)
+	}
 	var want object.List[T]
 	wantErr := json.Unmarshal(data, &want)
 	switch {

@@ -96,11 +96,17 @@ func (r *Resource[T]) List(ctx context.Context, opts ListOptions) (*object.List[
 // except for an item that is null, which no object can be made of (json.Unmarshal would
 // leave a nil pointer in Items for the cache to trip over).
 func decodeList[T any](body io.Reader, max int, decode object.DecodeOptions) (*object.List[T], error) {
+	return decodeListReading[T](body, max, decode, usePrefetch())
+}
+
+// decodeListReading is decodeList reading the items on a goroutine of their own
+// (prefetch) or on this one; tests try both.
+func decodeListReading[T any](body io.Reader, max int, decode object.DecodeOptions, prefetch bool) (*object.List[T], error) {
 	if max <= 0 {
 		max = DefaultMaxFrameSize
 	}
 	in := &budgetReader{r: body}
-	d := &listDecoder{dec: json.NewDecoder(in), in: in, max: max, decode: decode}
+	d := &listDecoder{dec: json.NewDecoder(in), in: in, max: max, decode: decode, prefetch: prefetch}
 	list := &object.List[T]{}
 	switch tok, err := d.token("the list"); {
 	case err != nil:
@@ -166,47 +172,53 @@ func decodeItems[T any](d *listDecoder) ([]T, error) {
 		return nil, fmt.Errorf("items is a JSON array, not %v", tok)
 	}
 	d.in.limit = math.MaxInt64 // the frame reader bounds each item itself
-	fr := newFrameReader(io.MultiReader(d.dec.Buffered(), d.in), d.max)
+	src := &itemSource{fr: newFrameReader(io.MultiReader(d.dec.Buffered(), d.in), d.max)}
 	items := []T{}
-	for {
-		c, err := fr.peek()
-		if err != nil {
-			return nil, fmt.Errorf("items: %w", unexpectedEOF(err))
-		}
-		if c == ']' {
-			fr.skip()
-			break
-		}
-		if len(items) > 0 {
-			if c != ',' {
-				return nil, fmt.Errorf("items: invalid character %q after item %d", c, len(items)-1)
-			}
-			fr.skip()
-			if c, err = fr.peek(); err != nil {
-				return nil, fmt.Errorf("items: %w", unexpectedEOF(err))
-			}
-		}
-		if c != '{' {
-			if c == 'n' {
-				return nil, fmt.Errorf("item %d is null", len(items))
-			}
-			return nil, fmt.Errorf("item %d: an object is a JSON object, not a value starting with %q", len(items), c)
-		}
-		frame, _, _, err := fr.next(nil)
-		if err != nil {
-			return nil, fmt.Errorf("item %d: %w", len(items), unexpectedEOF(err))
-		}
-		if !jsonscan.Valid(frame) {
+	decodeItem := func(frame []byte, valid bool) error {
+		if !valid && !jsonscan.Valid(frame) {
 			var v any
-			return nil, fmt.Errorf("item %d: %w", len(items), json.Unmarshal(frame, &v))
+			return fmt.Errorf("item %d: %w", len(items), json.Unmarshal(frame, &v))
 		}
 		obj, err := codec.DecodeUnvalidated[T](frame, d.decode)
 		if err != nil {
-			return nil, fmt.Errorf("item %d: %w", len(items), err)
+			return fmt.Errorf("item %d: %w", len(items), err)
 		}
 		items = append(items, obj)
+		return nil
 	}
-	d.rest = fr.rest()
+	if !d.prefetch {
+		for {
+			frame, _, _, err := src.next(nil)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return nil, err
+			}
+			if err := decodeItem(frame, false); err != nil {
+				return nil, err
+			}
+		}
+		d.rest = src.fr.rest()
+		return items, nil
+	}
+	// As a watch is: the items are read, split and validated on a goroutine of their
+	// own while the ones before them are decoded on this one.
+	p := newPrefetcher(src, nil)
+	defer p.close() // after an error: the reader stops once the caller closes the body
+	for {
+		f, err := p.next()
+		if err == io.EOF {
+			break // the prefetcher has stopped: src is this goroutine's again
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := decodeItem(f.data, f.valid); err != nil {
+			return nil, err
+		}
+	}
+	d.rest = src.fr.rest()
 	return items, nil
 }
 
@@ -225,6 +237,8 @@ type listDecoder struct {
 	decode  object.DecodeOptions // for each item
 	scratch json.RawMessage      // the current value; decoded objects never retain it
 	rest    io.Reader            // after the items array: what the frame reader left
+	// prefetch reads the items on a goroutine of their own (see decodeItems).
+	prefetch bool
 }
 
 // tail decodes what follows the items member (further members, the closing brace, white
