@@ -8,11 +8,16 @@
 //	             [-watch-events N] [-rate R] [-page-limit-max N]
 //	             [-tls [-http2=false] -ca-out FILE] [-kubeconfig-out FILE] [-seed 1]
 //	             [-managed-fields=false] [-secret-size BYTES] [-flush-every 64] [-quiet]
+//	             [-protobuf-objects FILE]
 //
 // With -namespaces K the objects are spread over K namespaces named after -namespace, for
 // sharding by namespace; lists and watches honour the shardSelector parameter as
 // kube-apiserver 1.36 with the ShardedListAndWatch gate does, or with
 // -ignore-shard-selector ignore it as it does without.
+//
+// With -protobuf-objects FILE, made by bench/clientgo/cmd/pbprep with the same flags, it
+// also serves lists and watches in protobuf to clients that ask for it (client-go with
+// ContentType application/vnd.kubernetes.protobuf).
 //
 // It prints one line, `LISTENING <base URL>`, to stdout and logs to stderr; it exits on
 // SIGTERM or SIGINT.
@@ -42,35 +47,14 @@ func main() {
 
 func serve(args []string) error {
 	fs := flag.NewFlagSet("streamserver", flag.ExitOnError)
-	addr := fs.String("addr", "127.0.0.1:0", "listen address")
-	var o streamserver.Options
-	fs.StringVar(&o.Profile, "profile", "pods", "objects to serve: pods (~4 KB), secrets (~1 MiB), configmaps (~300 B-1 KB)")
-	fs.IntVar(&o.Objects, "objects", 0, "number of objects (default 10000; 400 for secrets)")
-	fs.StringVar(&o.Namespace, "namespace", "bench", "namespace of the objects (with -namespaces, the prefix of their namespaces)")
-	fs.IntVar(&o.Namespaces, "namespaces", 1, `spread the objects over this many namespaces, "<namespace>-<8 hex>-<i>"`)
-	fs.BoolVar(&o.IgnoreShardSelector, "ignore-shard-selector", false, "ignore the shardSelector parameter, as kube-apiserver without the ShardedListAndWatch gate (default: honour it)")
-	fs.IntVar(&o.WatchEvents, "watch-events", 0, "events per watch connection before only bookmarks (0 = unlimited, -1 = none)")
-	fs.Float64Var(&o.Rate, "rate", 0, "events per second per watch (0 = full speed)")
-	fs.IntVar(&o.PageLimitMax, "page-limit-max", 0, "cap on list page size (0 = honour the client's limit)")
-	fs.BoolVar(&o.TLS, "tls", false, "serve HTTPS with a self-signed certificate")
-	h2 := fs.Bool("http2", true, "with -tls: offer HTTP/2, as the apiserver does (false: HTTP/1.1 only, about twice as fast)")
-	caOut := fs.String("ca-out", "", "with -tls: write the certificate clients must trust (PEM) here")
-	kubeconfigOut := fs.String("kubeconfig-out", "", "write a kubeconfig for the server here")
-	fs.Int64Var(&o.Seed, "seed", 1, "seed of the generated objects")
-	managed := fs.Bool("managed-fields", true, "include metadata.managedFields")
-	fs.IntVar(&o.SecretSize, "secret-size", 1<<20, "JSON bytes per secret")
-	fs.IntVar(&o.FlushEvery, "flush-every", 64, "full-speed watches flush every this many events")
-	quiet := fs.Bool("quiet", false, "no log line per watch")
+	var f streamserver.Flags
+	f.Register(fs)
 	_ = fs.Parse(args)
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	o.NoManagedFields = !*managed
-	o.DisableHTTP2 = !*h2
-	if !*quiet {
-		o.Logf = log.Printf
-	}
-	if *caOut != "" && !o.TLS {
+	o := f.Resolve()
+	if f.CAOut != "" && !o.TLS {
 		return errors.New("-ca-out needs -tls")
 	}
 
@@ -82,17 +66,20 @@ func serve(args []string) error {
 	full, meta := s.ObjectBytes()
 	log.Printf("%d %s in %d namespace(s) encoded in %v: %.0f bytes each (%.0f as metadata), list resourceVersion %d",
 		s.Len(), o.Profile, max(o.Namespaces, 1), time.Since(began).Round(time.Millisecond), full, meta, s.ListResourceVersion())
-	if *caOut != "" {
-		if err := os.WriteFile(*caOut, s.CACertPEM(), 0o644); err != nil {
+	if o.ProtobufObjects != "" {
+		log.Printf("protobuf encodings of the objects from %s", o.ProtobufObjects)
+	}
+	if f.CAOut != "" {
+		if err := os.WriteFile(f.CAOut, s.CACertPEM(), 0o644); err != nil {
 			return err
 		}
 	}
-	url, err := s.Start(*addr)
+	url, err := s.Start(f.Addr)
 	if err != nil {
 		return err
 	}
-	if *kubeconfigOut != "" {
-		if err := s.WriteKubeconfig(*kubeconfigOut); err != nil {
+	if f.KubeconfigOut != "" {
+		if err := s.WriteKubeconfig(f.KubeconfigOut); err != nil {
 			return err
 		}
 	}

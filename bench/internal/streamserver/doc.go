@@ -22,6 +22,15 @@
 // measures one loopback HTTP connection read by the ceiling client, which shares the
 // cores with the server.
 //
-// The command is bench/cmd/streamserver; only it, the harness (for Options.NamespaceOf)
-// and the benchmark's tests import this package.
+// With Options.ProtobufObjects it also speaks the apiserver's protobuf encoding to the
+// clients that ask for it (client-go's best configuration): the main module cannot
+// encode a Pod in protobuf without k8s.io, so bench/clientgo/cmd/pbprep writes each
+// object's message to a file, and the server, which frames messages by hand
+// (protowire.go), finds each one's two holes by reading its metadata and serves lists
+// (a runtime.Unknown around the list) and watches (length-prefixed WatchEvents) from
+// them as it serves JSON, patching the holes in place (protofile.go, protobuf.go).
+// PartialObjectMetadata and single gets stay JSON.
+//
+// The command is bench/cmd/streamserver; only it, the harness (for Options.NamespaceOf),
+// bench/clientgo/cmd/pbprep and the benchmark's tests import this package.
 package streamserver

@@ -27,6 +27,7 @@ type item struct {
 	rvs  []byte   // rv as digits
 	full template // the object
 	meta template // the object as PartialObjectMetadata
+	pb   template // the object in protobuf, with Options.ProtobufObjects (see protofile.go)
 	// nsHash and uidHash are shard.Hash of metadata.namespace and metadata.uid, the two
 	// fields a shardSelector can hash.
 	nsHash, uidHash uint64

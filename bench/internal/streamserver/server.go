@@ -64,6 +64,13 @@ type Options struct {
 	// FlushEvery is how many events a full-speed watch writes between flushes (default
 	// 64); the 256 KiB write buffer also goes out whenever it fills.
 	FlushEvery int
+	// ProtobufObjects, if set, is a file of the objects' protobuf encodings, made by
+	// bench/clientgo/cmd/pbprep with the same options (see protofile.go). Lists and
+	// watches are then served in protobuf to the clients that ask for it first in their
+	// Accept header, as client-go does with ContentType application/vnd.kubernetes.protobuf
+	// (see servesProtobuf); JSON is served as without it. New fails if the file does not
+	// hold exactly the server's objects.
+	ProtobufObjects string
 	// Logf, if set, receives a line per connection error and per finished watch.
 	Logf func(format string, args ...any)
 }
@@ -113,6 +120,10 @@ type Server struct {
 	byNS   map[string][2]int // each namespace's objects: items[from:to]
 	r0     int64             // the list resourceVersion: every object's creation, no change since
 
+	// pbTypeMeta and pbListTypeMeta are the typeMeta field (1) of the runtime.Unknown
+	// wrapping an object and a list in protobuf; nil without Options.ProtobufObjects.
+	pbTypeMeta, pbListTypeMeta []byte
+
 	cert  tls.Certificate
 	caPEM []byte
 
@@ -142,6 +153,11 @@ func New(opts Options) (*Server, error) {
 		r[1] = i + 1
 		s.byNS[it.ns] = r
 	}
+	if opts.ProtobufObjects != "" {
+		if err := s.loadProtobuf(opts.ProtobufObjects); err != nil {
+			return nil, err
+		}
+	}
 	if opts.TLS {
 		var err error
 		if s.cert, s.caPEM, err = selfsigned.New("kinformer-streamserver"); err != nil {
@@ -157,6 +173,17 @@ func (s *Server) ListResourceVersion() int64 { return s.r0 }
 
 // Len is the number of objects served.
 func (s *Server) Len() int { return len(s.items) }
+
+// Kind is the kind of the objects served: "Pod", "Secret" or "ConfigMap".
+func (s *Server) Kind() string { return s.kind }
+
+// ObjectJSON is the i-th object in list order (from 0), as a list carries it: its own
+// resourceVersion and the stamp "0000000000000000000". bench/clientgo/cmd/pbprep encodes
+// it in protobuf for Options.ProtobufObjects.
+func (s *Server) ObjectJSON(i int) []byte {
+	it := &s.items[i]
+	return it.full.appendTo(nil, it.rvs, zeroStamp)
+}
 
 // ObjectBytes is the mean JSON size of one object as listed, whole and as
 // PartialObjectMetadata.
@@ -326,7 +353,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		items = s.inNamespace(ns)
 	}
 	q := r.URL.Query()
-	metaOnly := strings.Contains(r.Header.Get("Accept"), "as=PartialObjectMetadata")
+	accept := r.Header.Get("Accept")
+	metaOnly := strings.Contains(accept, "as=PartialObjectMetadata")
+	pb := s.servesProtobuf(accept, metaOnly)
 	if name != "" {
 		s.serveGet(w, items, ns, resource, name, metaOnly)
 		return
@@ -349,10 +378,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if len(items) > 0 {
 			items = s.items
 		}
-		s.serveWatch(w, r, kind, items, f, metaOnly)
+		s.serveWatch(w, r, kind, items, f, metaOnly, pb)
 		return
 	}
-	s.serveList(w, r, kind, items, sel, metaOnly)
+	s.serveList(w, r, kind, items, sel, metaOnly, pb)
 }
 
 // inNamespace is the objects of namespace ns ("" for all namespaces), nil if it has none.
@@ -441,11 +470,11 @@ func (s *Server) serveGet(w http.ResponseWriter, items []item, ns, resource, nam
 	_, _ = w.Write(t.appendTo(nil, it.rvs, zeroStamp))
 }
 
-// serveList writes one page from the pre-encoded objects. The continue token is the
+// serveList writes one page from the pre-encoded objects, in JSON or with pb in protobuf. The continue token is the
 // base64 of "<list rv>/<offset>", the offset in items where the next page starts. Every
 // list reads the state at R0. A sharded list (sel not zero) has the selected objects
 // only, metadata.shardInfo on every page and no remainingItemCount.
-func (s *Server) serveList(w http.ResponseWriter, r *http.Request, kind string, items []item, sel shard.Selector, metaOnly bool) {
+func (s *Server) serveList(w http.ResponseWriter, r *http.Request, kind string, items []item, sel shard.Selector, metaOnly, pb bool) {
 	q := r.URL.Query()
 	if rv := q.Get("resourceVersion"); rv != "" {
 		if _, err := strconv.ParseUint(rv, 10, 64); err != nil {
@@ -488,6 +517,20 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, kind string, 
 		// Skip to the next selected object, so that a page is never followed by an empty one.
 		for next = end; next < len(items) && !f.keeps(&items[next]); next++ {
 		}
+	}
+	if pb {
+		cont, remaining, selector := "", -1, ""
+		if next < len(items) {
+			cont = encodeContinue(s.r0, next)
+			if sel.IsZero() {
+				remaining = len(items) - end
+			}
+		}
+		if !sel.IsZero() {
+			selector = sel.String()
+		}
+		s.serveProtobufList(w, page, cont, remaining, selector)
+		return
 	}
 	listKind, apiVersion := kind+"List", "v1"
 	if metaOnly {

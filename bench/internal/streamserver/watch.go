@@ -70,6 +70,11 @@ type watcher struct {
 	filter   *filter // nil: every object's events
 	metaOnly bool
 	kind     string // for bookmarks
+	// pb writes the events in protobuf (see protobuf.go), each frame's head built in
+	// pbHead; err is why a protobuf watch cannot go on, returned at the next check.
+	pb     bool
+	pbHead [80]byte
+	err    error
 
 	rv     [20]byte
 	stamp  [stampWidth]byte
@@ -82,6 +87,10 @@ type watcher struct {
 func (w *watcher) emit(typ int, it *item, rv []byte) {
 	if rv == nil {
 		rv = it.rvs
+	}
+	if w.pb {
+		w.emitProtobuf(typ, it, rv)
+		return
 	}
 	putStamp(&w.stamp, time.Now().UnixNano())
 	w.bw.WriteString(eventPrefix[typ])
@@ -106,6 +115,10 @@ func (w *watcher) change(k int64) {
 }
 
 func (w *watcher) bookmark(rv int64, initialEnd bool) {
+	if w.pb {
+		w.bookmarkProtobuf(rv, initialEnd)
+		return
+	}
 	kind, apiVersion := w.kind, "v1"
 	if w.metaOnly {
 		kind, apiVersion = "PartialObjectMetadata", "meta.k8s.io/v1"
@@ -176,13 +189,13 @@ func (s *Server) watchParams(r *http.Request) (watchParams, bool) {
 	return p, true
 }
 
-// serveWatch streams changes: optionally every object as ADDED (and the
+// serveWatch streams changes, in JSON or with pb in protobuf: optionally every object as ADDED (and the
 // initial-events-end bookmark), then the changes after p.from, at opts.Rate or full
 // speed, until opts.WatchEvents, then a BOOKMARK a second until the client leaves or
 // timeoutSeconds passes. With a filter (a namespace of several, a shard) only the
 // selected objects' initial events and changes are sent, out of the same sequence of
 // changes and at the same times: opts.WatchEvents and opts.Rate count every object's.
-func (s *Server) serveWatch(rw http.ResponseWriter, r *http.Request, kind string, items []item, f *filter, metaOnly bool) {
+func (s *Server) serveWatch(rw http.ResponseWriter, r *http.Request, kind string, items []item, f *filter, metaOnly, pb bool) {
 	p, ok := s.watchParams(r)
 	if !ok {
 		writeStatus(rw, http.StatusBadRequest, "BadRequest", "invalid resourceVersion "+strconv.Quote(r.URL.Query().Get("resourceVersion")))
@@ -195,10 +208,14 @@ func (s *Server) serveWatch(rw http.ResponseWriter, r *http.Request, kind string
 		ctx, cancel = context.WithTimeout(ctx, p.timeout)
 		defer cancel()
 	}
-	rw.Header().Set("Content-Type", "application/json")
+	if pb {
+		rw.Header().Set("Content-Type", protobufWatchType)
+	} else {
+		rw.Header().Set("Content-Type", "application/json")
+	}
 	rw.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(rw)
-	w := &watcher{s: s, cw: counter{w: rw}, flush: rc.Flush, items: items, filter: f, metaOnly: metaOnly, kind: kind}
+	w := &watcher{s: s, cw: counter{w: rw}, flush: rc.Flush, items: items, filter: f, metaOnly: metaOnly, kind: kind, pb: pb}
 	w.bw = writerPool.Get().(*bufio.Writer)
 	w.bw.Reset(&w.cw)
 	defer func() { w.bw.Reset(nil); writerPool.Put(w.bw) }()
@@ -279,6 +296,9 @@ func (w *watcher) check(ctx context.Context) error {
 	if err := w.push(); err != nil {
 		return err
 	}
+	if w.err != nil {
+		return w.err
+	}
 	return ctx.Err()
 }
 
@@ -316,7 +336,7 @@ func (w *watcher) paced(ctx context.Context, k0, limit int64) (int64, error) {
 		for ; sent < due && sent != limit; sent++ {
 			w.change(k)
 			k++
-			if w.events == 0 { // filtered out
+			if w.events == 0 && w.err == nil { // filtered out
 				continue
 			}
 			if err := w.check(ctx); err != nil {
