@@ -6,6 +6,7 @@ module github.com/kinformer/kinformer/bench/clientgo
 go 1.26.0
 
 require (
+	github.com/google/go-cmp v0.7.0
 	github.com/kinformer/kinformer v0.0.0
 	k8s.io/api v0.36.3
 	k8s.io/apimachinery v0.36.3
