@@ -57,7 +57,7 @@ func (r *Report) charts() map[string]string {
 	for _, id := range []string{"latency-1k", "latency-5k", "latency-20k"} {
 		for _, m := range []Metric{mP50, mP99, mP999} {
 			var bars []chart.Bar
-			for _, e := range []string{Kinformer, ClientGo, Floor} {
+			for _, e := range []string{Kinformer, ClientGo, ClientGoProtobuf, Floor} {
 				if v := r.median(id, e, m); !math.IsNaN(v) {
 					bars = append(bars, bar(e, v, " µs", engineColor(e)))
 				}

@@ -8,6 +8,12 @@
 // bench/internal/chart). The limit line and the latency floor come from the ceiling
 // client (bench/cmd/ceiling) reading the same server.
 //
+// client-go runs with JSON, its default, and in the main scenarios also with protobuf
+// (engine client-go-protobuf), its fastest configuration: the harness then has
+// bench/clientgo/cmd/pbprep encode the server's objects once per distinct server flags
+// (protobuf.go) and starts the server with -protobuf-objects, for every engine alike.
+// The targets hold kinformer against whichever of client-go's two does better.
+//
 // Both runners measure with the same code (package bench/measure) and are asked the same
 // things; the harness only orchestrates, aggregates and reports. Targets are printed
 // beside the figures, never asserted: a benchmark on a shared 2-core machine informs,

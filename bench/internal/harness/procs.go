@@ -20,23 +20,28 @@ import (
 // Binaries are the programs the harness runs, built once per harness run.
 type Binaries struct {
 	StreamServer, Ceiling, Kinformer, ClientGo string
+	// PBPrep writes the stream server's objects in protobuf for its -protobuf-objects
+	// (bench/clientgo/cmd/pbprep).
+	PBPrep string
 }
 
-// Build compiles the stream server, its ceiling client and both runners into dir. The
-// client-go runner is built inside its own module (bench/clientgo), so the engine's
-// go.mod never names k8s.io.
+// Build compiles the stream server, its ceiling client, both runners and pbprep into dir.
+// The client-go runner and pbprep are built inside their own module (bench/clientgo), so
+// the engine's go.mod never names k8s.io.
 func Build(ctx context.Context, repo, dir string) (Binaries, error) {
 	b := Binaries{
 		StreamServer: filepath.Join(dir, "streamserver"),
 		Ceiling:      filepath.Join(dir, "ceiling"),
 		Kinformer:    filepath.Join(dir, "kinformer-runner"),
 		ClientGo:     filepath.Join(dir, "clientgo-runner"),
+		PBPrep:       filepath.Join(dir, "pbprep"),
 	}
 	for _, job := range []struct{ module, pkg, out string }{
 		{repo, "./bench/cmd/streamserver", b.StreamServer},
 		{repo, "./bench/cmd/ceiling", b.Ceiling},
 		{repo, "./bench/cmd/kinformer-runner", b.Kinformer},
 		{filepath.Join(repo, "bench", "clientgo"), "./cmd/clientgo-runner", b.ClientGo},
+		{filepath.Join(repo, "bench", "clientgo"), "./cmd/pbprep", b.PBPrep},
 	} {
 		cmd := exec.CommandContext(ctx, "go", "build", "-o", job.out, job.pkg)
 		cmd.Dir = job.module

@@ -55,6 +55,8 @@ type Runner struct {
 	// Real starts the real control plane with pods created through the API, for the
 	// scenarios that need it; nil skips them.
 	Real func(ctx context.Context, pods int) (kubeconfig string, stop func(), err error)
+
+	pbFiles map[string]string // the protobuf objects files made, by the server's flags
 }
 
 // Run runs every scenario of plan, engines alternating in order round by round.
@@ -115,7 +117,11 @@ func (r *Runner) Run(ctx context.Context, plan Plan) *Report {
 func (r *Runner) once(ctx context.Context, sc Scenario, engine, kubeconfig string) (measure.Result, error) {
 	args := slices.Clone(sc.Runner)
 	if sc.Server != nil {
-		srv, err := startServer(ctx, r.Bins.StreamServer, r.Tmp, sc.TLS, sc.Server...)
+		serverArgs, err := r.serverArgs(ctx, sc)
+		if err != nil {
+			return measure.Result{}, err
+		}
+		srv, err := startServer(ctx, r.Bins.StreamServer, r.Tmp, sc.TLS, serverArgs...)
 		if err != nil {
 			return measure.Result{}, err
 		}

@@ -80,6 +80,10 @@ func runner(kind, resource string, objects, events int, extra ...string) []strin
 
 var both = []string{Kinformer, ClientGo}
 
+// all three: kinformer, and client-go with JSON and with protobuf, its faster
+// configuration, which the stream server then also serves (see servesProtobuf).
+var three = []string{Kinformer, ClientGo, ClientGoProtobuf}
+
 // Short is `make bench`: every kind of scenario, small enough for a few minutes. The
 // sharded syncs (kinformer only, of 100k pods) add about half a minute.
 func Short() Plan {
@@ -89,18 +93,18 @@ func Short() Plan {
 		Scenario{ID: "ceiling-pods", Title: "The limit line: the same watch bytes read and framed, and tokenized with encoding/json",
 			Kind: KindCeiling, Server: podsServer(1000, watchEvents, 0), Runner: []string{"-resource", "pods", "-events", strconv.Itoa(watchEvents)}},
 		Scenario{ID: "sync-10k-pods", Title: "Initial sync of 10k pods (list+watch, managedFields stripped)",
-			Kind: KindSync, Server: podsServer(10000, 0, 0), Runner: runner(KindSync, "pods", 10000, 0), Engines: both},
+			Kind: KindSync, Server: podsServer(10000, 0, 0), Runner: runner(KindSync, "pods", 10000, 0), Engines: three},
 		Scenario{ID: "sync-10k-pods-streaming", Title: "Initial sync of 10k pods by streaming list",
 			Kind: KindSync, Server: podsServer(10000, 0, 0), Runner: runner(KindSync, "pods", 10000, 0, "-streaming-list"), Engines: both},
 		Scenario{ID: "watch-pods", Title: "Steady watch: pod MODIFIED/DELETED/ADDED events at full speed to a no-op handler",
-			Kind: KindWatch, Server: podsServer(1000, watchEvents, 0), Runner: runner(KindWatch, "pods", 1000, watchEvents), Engines: both},
+			Kind: KindWatch, Server: podsServer(1000, watchEvents, 0), Runner: runner(KindWatch, "pods", 1000, watchEvents), Engines: three},
 	)
 	for _, rate := range []int{1000, 5000, 20000} {
 		events := rate * 3 // three seconds at the rate
 		p.Scenarios = append(p.Scenarios, Scenario{ID: fmt.Sprintf("latency-%dk", rate/1000),
 			Title: fmt.Sprintf("Watch→handler latency at %d events/s (the server stamps the send time)", rate),
 			Kind:  KindLatency, Server: podsServer(1000, events, rate), Runner: runner(KindLatency, "pods", 1000, events),
-			Engines: []string{Kinformer, ClientGo, Floor}, Rate: rate})
+			Engines: []string{Kinformer, ClientGo, ClientGoProtobuf, Floor}, Rate: rate})
 	}
 	for _, h := range []int{1, 4, 16} {
 		extra := []string{"-handlers", strconv.Itoa(h)}
@@ -191,7 +195,7 @@ func Full() Plan {
 		Scenario{ID: "sync-10k-pods-tls", Title: "Initial sync of 10k pods over HTTPS",
 			Kind: KindSync, Server: podsServer(10000, 0, 0), TLS: true, Runner: runner(KindSync, "pods", 10000, 0), Engines: both},
 		Scenario{ID: "sync-100k-pods", Title: "Initial sync of 100k pods",
-			Kind: KindSync, Server: podsServer(100000, 0, 0), Runner: runner(KindSync, "pods", 100000, 0), Engines: both,
+			Kind: KindSync, Server: podsServer(100000, 0, 0), Runner: runner(KindSync, "pods", 100000, 0), Engines: three,
 			Timeout: 5 * time.Minute},
 		Scenario{ID: "sync-10k-configmaps", Title: "Initial sync of 10k small ConfigMaps",
 			Kind: KindSync, Server: []string{"-profile", "configmaps", "-objects", "10000", "-namespace", "bench", "-watch-events", "-1"},
