@@ -51,25 +51,34 @@ func protobufServer(t *testing.T, o streamserver.Options) (*streamserver.Server,
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	jsonCS := kubernetes.NewForConfigOrDie(&rest.Config{Host: url, QPS: -1})
+	// As clientgo-runner configures its two engines. Left unset, ContentType would be
+	// protobuf for the typed clients of built-in types.
+	jsonCS := kubernetes.NewForConfigOrDie(&rest.Config{Host: url, QPS: -1, ContentConfig: rest.ContentConfig{
+		ContentType:        "application/json",
+		AcceptContentTypes: "application/json",
+	}, WrapTransport: func(rt http.RoundTripper) http.RoundTripper { return mustServe{t, rt, "application/json"} }})
 	pbCS := kubernetes.NewForConfigOrDie(&rest.Config{Host: url, QPS: -1, ContentConfig: rest.ContentConfig{
 		ContentType:        "application/vnd.kubernetes.protobuf",
 		AcceptContentTypes: "application/vnd.kubernetes.protobuf,application/json",
-	}, WrapTransport: func(rt http.RoundTripper) http.RoundTripper { return protobufOnly{t, rt} }})
+	}, WrapTransport: func(rt http.RoundTripper) http.RoundTripper {
+		return mustServe{t, rt, "application/vnd.kubernetes.protobuf"}
+	}})
 	return s, jsonCS, pbCS
 }
 
-// protobufOnly fails the test on a response that is not protobuf, so that the protobuf
-// client cannot pass by falling back to JSON.
-type protobufOnly struct {
-	t  *testing.T
-	rt http.RoundTripper
+// mustServe fails the test on a response of another media type than its own, so that
+// neither client can pass by getting the other's encoding: then the test would compare
+// an encoding with itself.
+type mustServe struct {
+	t         *testing.T
+	rt        http.RoundTripper
+	mediaType string
 }
 
-func (p protobufOnly) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := p.rt.RoundTrip(req)
-	if err == nil && !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/vnd.kubernetes.protobuf") {
-		p.t.Errorf("%s: Content-Type %q", req.URL, resp.Header.Get("Content-Type"))
+func (m mustServe) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := m.rt.RoundTrip(req)
+	if err == nil && !strings.HasPrefix(resp.Header.Get("Content-Type"), m.mediaType) {
+		m.t.Errorf("%s: Content-Type %q, want %s", req.URL, resp.Header.Get("Content-Type"), m.mediaType)
 	}
 	return resp, err
 }

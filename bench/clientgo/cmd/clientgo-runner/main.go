@@ -11,7 +11,9 @@
 // enables its WatchListClient feature gate by default, so the runner sets the gate from
 // the flag (replacing KUBE_FEATURE_WatchListClient), and checks from the requests it
 // sends which mode was used in the end. -protobuf asks for
-// application/vnd.kubernetes.protobuf and names the engine client-go-protobuf.
+// application/vnd.kubernetes.protobuf and names the engine client-go-protobuf; without it
+// the runner asks for JSON only, although client-go v0.36's typed clients ask for
+// protobuf first when the configuration names no content type.
 //
 //	clientgo-runner -server http://127.0.0.1:8080 -resource pods -namespace bench \
 //	    -scenario watch -objects 1000 -events 50000
@@ -142,9 +144,15 @@ func restConfig(cfg *measure.Config) (*rest.Config, error) {
 		rc = &rest.Config{Host: cfg.Server, TLSClientConfig: rest.TLSClientConfig{CAFile: cfg.CA}}
 	}
 	rc.QPS, rc.Burst = -1, 0 // a negative QPS: no rate limiter
+	// Set either way: left unset, client-go v0.36's typed clients of built-in types ask
+	// for protobuf first (rest.Request.UseProtobufAsDefault), so the JSON engine would
+	// measure protobuf against any server that speaks it.
 	if cfg.Protobuf {
 		rc.ContentType = "application/vnd.kubernetes.protobuf"
 		rc.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	} else {
+		rc.ContentType = "application/json"
+		rc.AcceptContentTypes = "application/json"
 	}
 	return rc, nil
 }
