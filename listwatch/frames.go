@@ -63,6 +63,7 @@ type frameReader struct {
 	start, end int // unconsumed data is buf[start:end]
 	offset     int64
 	err        error // sticky read error
+	valid      bool  // the last frame next returned is known to be valid JSON
 }
 
 func newFrameReader(r io.Reader, max int) *frameReader {
@@ -97,6 +98,17 @@ func (f *frameReader) next(stamp clock.Clock) (frame []byte, at int64, started t
 	if f.buf[f.start] != '{' {
 		return nil, at, started, f.malformed("expected '{' to open an event", nil, f.end)
 	}
+	// Most often the whole frame is in the buffer and valid: one pass finds its end and
+	// checks it, and the decoder need not check it again. Otherwise (a frame cut by the
+	// read, or not valid) the frame is split by its brackets alone, as it always was, and
+	// checked after.
+	if end, ok := jsonscan.ValidAt(f.buf[:f.end], f.start); ok && end-f.start <= f.max {
+		frame = f.buf[f.start:end]
+		f.offset += int64(len(frame))
+		f.start, f.valid = end, true
+		return frame, at, started, nil
+	}
+	f.valid = false
 	var (
 		scan jsonscan.Scanner
 		i    = f.start // bytes before i are scanned
@@ -126,6 +138,10 @@ func (f *frameReader) next(stamp clock.Clock) (frame []byte, at int64, started t
 		i -= shift - f.start
 	}
 }
+
+// validated reports whether the frame next returned last was found valid (jsonscan.Valid)
+// while it was split off; false says nothing.
+func (f *frameReader) validated() bool { return f.valid }
 
 // pending reports whether anything but white space is buffered: the start of a frame,
 // most often all of it.

@@ -47,7 +47,8 @@ func (s *itemSource) next(clock.Clock) ([]byte, int64, time.Time, error) {
 	return frame, at, time.Time{}, nil
 }
 
-func (s *itemSource) pending() bool { return s.fr.pending() }
+func (s *itemSource) pending() bool   { return s.fr.pending() }
+func (s *itemSource) validated() bool { return s.fr.validated() }
 
 // close is nothing: the list's caller closes the body, which ends a read in progress.
 func (s *itemSource) close() error { return nil }

@@ -119,7 +119,7 @@ func (p *prefetcher) fill(b *frameBatch) error {
 		if err != nil {
 			return err
 		}
-		s := frameSpan{off: len(b.buf), n: len(frame), at: at, started: started, valid: jsonscan.Valid(frame)}
+		s := frameSpan{off: len(b.buf), n: len(frame), at: at, started: started, valid: p.src.validated() || jsonscan.Valid(frame)}
 		if p.stamp != nil {
 			s.read = p.stamp.Now()
 		}

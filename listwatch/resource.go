@@ -195,7 +195,7 @@ func decodeItems[T any](d *listDecoder) ([]T, error) {
 			if err != nil {
 				return nil, err
 			}
-			if err := decodeItem(frame, false); err != nil {
+			if err := decodeItem(frame, src.validated()); err != nil {
 				return nil, err
 			}
 		}

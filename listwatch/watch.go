@@ -62,6 +62,9 @@ type frameSource interface {
 	// pending reports whether a complete frame may already be buffered: next would not
 	// wait for the connection (false when in doubt).
 	pending() bool
+	// validated reports whether the frame next returned last is known to be valid JSON
+	// (false when not checked).
+	validated() bool
 	close() error
 }
 
@@ -188,7 +191,7 @@ func (w *Watch[T]) frame(stamp clock.Clock) (rawFrame, error) {
 		return w.pre.next()
 	}
 	data, at, started, err := w.src.next(stamp)
-	return rawFrame{data: data, at: at, started: started}, err
+	return rawFrame{data: data, at: at, started: started, valid: err == nil && w.src.validated()}, err
 }
 
 // Buffered reports whether Next has an event ready that it would return without waiting
@@ -362,7 +365,8 @@ func (s *bodySource) next(stamp clock.Clock) ([]byte, int64, time.Time, error) {
 	return s.frames.next(stamp)
 }
 
-func (s *bodySource) pending() bool { return s.frames.pending() }
+func (s *bodySource) pending() bool   { return s.frames.pending() }
+func (s *bodySource) validated() bool { return s.frames.validated() }
 
 func (s *bodySource) close() error {
 	s.cancel()

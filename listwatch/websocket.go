@@ -58,6 +58,9 @@ func (s *wsSource) next(stamp clock.Clock) ([]byte, int64, time.Time, error) {
 // pending is false: a websocket message is read whole by next, none is buffered.
 func (s *wsSource) pending() bool { return false }
 
+// validated is false: a message is checked by the decoder.
+func (s *wsSource) validated() bool { return false }
+
 func (s *wsSource) close() error {
 	var err error
 	s.closeOnce.Do(func() {

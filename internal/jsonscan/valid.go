@@ -1,5 +1,10 @@
 package jsonscan
 
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
 // maxDepth is encoding/json's nesting limit, so Valid and json.Valid agree on deep input.
 const maxDepth = 10000
 
@@ -10,6 +15,17 @@ const maxDepth = 10000
 func Valid(data []byte) bool {
 	i, ok := validValue(data, SkipSpace(data, 0), 0)
 	return ok && SkipSpace(data, i) == len(data)
+}
+
+// ValidAt reports whether a JSON value starts at data[i] (its first byte, not white
+// space) and ends within data, valid as Valid would find it alone, and returns the index
+// just past it. It is false both for a value that is not valid and for one that data
+// cuts short: a caller that reads a stream tells the two apart another way.
+func ValidAt(data []byte, i int) (end int, ok bool) {
+	if i < 0 {
+		return i, false
+	}
+	return validValue(data, i, 0)
 }
 
 // validValue checks the value at data[i] and returns the index just past it.
@@ -102,9 +118,28 @@ func validArray(data []byte, i, depth int) (int, bool) {
 	}
 }
 
-// validString checks the string whose opening quote is data[i].
+// validString checks the string whose opening quote is data[i]. As stringRest does, it
+// steps over eight plain bytes at a time: a word is plain when it has no quote, no
+// backslash and no control byte (under 0x20, which JSON forbids raw in a string).
 func validString(data []byte, i int) (int, bool) {
-	for j := i + 1; j < len(data); j++ {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	j := i + 1
+	for {
+		for j+8 <= len(data) {
+			x := binary.LittleEndian.Uint64(data[j:])
+			q, b := x^(ones*'"'), x^(ones*'\\')
+			// The lowest byte flagged is the first quote, backslash or control byte
+			// (higher flags may be false, after a borrow).
+			m := ((q-ones)&^q | (b-ones)&^b | (x-ones*0x20)&^x) & highs
+			if m != 0 {
+				j += bits.TrailingZeros64(m) / 8
+				break
+			}
+			j += 8
+		}
+		if j >= len(data) {
+			return len(data), false
+		}
 		switch c := data[j]; {
 		case c == '"':
 			return j + 1, true
@@ -125,9 +160,11 @@ func validString(data []byte, i int) (int, bool) {
 			default:
 				return j, false
 			}
+			j++
+		default: // a plain byte of the last few, looked at one by one
+			j++
 		}
 	}
-	return len(data), false
 }
 
 func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }

@@ -59,3 +59,19 @@ func BenchmarkValid(b *testing.B) {
 		}
 	})
 }
+
+// Every place a quote, a backslash escape or a control byte can take in the eight-byte
+// words validString steps over gives json.Valid's answer.
+func TestValidStringWordBoundaries(t *testing.T) {
+	for n := 0; n <= 20; n++ {
+		for at := 0; at < n; at++ {
+			for _, special := range []string{`"`, `\n`, `\u00e9`, "\x01", "\x1f", `\x`, "\xc3\xa9", `\`} {
+				b := []byte(strings.Repeat("a", at) + special + strings.Repeat("b", n-at))
+				doc := append(append([]byte(`"`), b...), '"')
+				if got, want := Valid(doc), json.Valid(doc); got != want {
+					t.Errorf("Valid(%q) = %v, json.Valid says %v", doc, got, want)
+				}
+			}
+		}
+	}
+}
