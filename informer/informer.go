@@ -556,10 +556,17 @@ func (inf *Informer[T]) processReplace(r *deltafifo.Replace[T], now time.Time) (
 			failed[f.Key] = f
 		}
 	}
+	kept := notes[:0]
 	for _, n := range notes {
 		if _, bad := failed[object.Key(n.obj)]; !bad {
-			inf.notify(n)
+			kept = append(kept, n)
 		}
+	}
+	// A relist's notifications go to the handlers as they are, after the batch's earlier
+	// ones: not through inf.notes, which would hold a second copy of a large list's.
+	inf.flushNotes()
+	for _, l := range inf.listeners {
+		l.addAll(kept)
 	}
 	failuresChanged = inf.replaceFailures(failed)
 	if inf.mutations != nil {

@@ -29,7 +29,8 @@ type Client struct {
 	userAgent  string
 	transport  *http.Transport // its TLS and dialer serve the websocket watch too
 
-	disco discoveryCache
+	disco   discoveryCache
+	batches *batchPool // the frame batches of its watches and lists (see prefetcher)
 }
 
 // New builds a Client from cfg.
@@ -54,6 +55,7 @@ func New(cfg *Config) (*Client, error) {
 		return nil, err
 	}
 	c := &Client{
+		batches:    newBatchPool(),
 		cfg:        *cfg,
 		base:       base,
 		http:       &http.Client{Transport: transport},

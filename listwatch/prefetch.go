@@ -24,7 +24,7 @@ import (
 // the batch goes as soon as the buffer holds no other complete frame.
 const (
 	maxBatchFrames = 64
-	maxBatchBytes  = 256 << 10
+	maxBatchBytes  = 64 << 10
 	// batchesInFlight bounds what the prefetcher reads ahead of the consumer, so a slow
 	// consumer still holds back the connection (and the server) as it did on one goroutine.
 	batchesInFlight = 2
@@ -62,7 +62,7 @@ type prefetcher struct {
 	stamp clock.Clock // stamps every frame when set: the consumer cannot say in advance which it will follow
 
 	full chan *frameBatch // to the consumer; closed after the last batch
-	free chan *frameBatch // back to the prefetcher, for reuse
+	pool *batchPool       // batches come from it and go back to it
 	done chan struct{}    // closed by close: the prefetcher stops sending
 	once sync.Once
 	err  error // how the source ended, written before full is closed
@@ -75,9 +75,9 @@ type prefetcher struct {
 // the second goroutine would only add hand-offs.
 func usePrefetch() bool { return runtime.GOMAXPROCS(0) > 1 }
 
-func newPrefetcher(src frameSource, stamp clock.Clock) *prefetcher {
-	p := &prefetcher{src: src, stamp: stamp, full: make(chan *frameBatch, batchesInFlight),
-		free: make(chan *frameBatch, batchesInFlight+1), done: make(chan struct{})}
+func newPrefetcher(src frameSource, stamp clock.Clock, pool *batchPool) *prefetcher {
+	p := &prefetcher{src: src, stamp: stamp, full: make(chan *frameBatch, batchesInFlight), pool: pool,
+		done: make(chan struct{})}
 	go p.run()
 	return p
 }
@@ -86,13 +86,7 @@ func newPrefetcher(src frameSource, stamp clock.Clock) *prefetcher {
 func (p *prefetcher) run() {
 	defer close(p.full)
 	for {
-		var b *frameBatch
-		select {
-		case b = <-p.free:
-			b.buf, b.spans = b.buf[:0], b.spans[:0]
-		default:
-			b = &frameBatch{buf: make([]byte, 0, 64<<10)}
-		}
+		b := p.pool.get()
 		err := p.fill(b)
 		if len(b.spans) > 0 {
 			select {
@@ -104,6 +98,8 @@ func (p *prefetcher) run() {
 				p.err = err
 				return
 			}
+		} else {
+			p.pool.put(b)
 		}
 		if err != nil {
 			p.err = err
@@ -135,10 +131,7 @@ func (p *prefetcher) fill(b *frameBatch) error {
 func (p *prefetcher) next() (rawFrame, error) {
 	if p.cur == nil || p.i == len(p.cur.spans) {
 		if p.cur != nil {
-			select {
-			case p.free <- p.cur:
-			default:
-			}
+			p.pool.put(p.cur) // its frames are decoded, and the decoder keeps no part of them
 		}
 		b, ok := <-p.full
 		if !ok {
@@ -162,4 +155,39 @@ func (p *prefetcher) buffered() bool {
 func (p *prefetcher) close() error {
 	p.once.Do(func() { close(p.done) })
 	return p.src.close()
+}
+
+// batchPool keeps frame batches for the watches and list pages of one Client, so that
+// reading a stream allocates no buffer after its first few, nor each page of a list.
+// The zero pool (nil) keeps none.
+type batchPool struct{ free chan *frameBatch }
+
+// pooledBatches is how many batches a Client keeps: those of a couple of streams.
+const pooledBatches = 8
+
+func newBatchPool() *batchPool { return &batchPool{free: make(chan *frameBatch, pooledBatches)} }
+
+// get returns an empty batch, room for maxBatchBytes and a frame more than most frames.
+func (p *batchPool) get() *frameBatch {
+	if p != nil {
+		select {
+		case b := <-p.free:
+			return b
+		default:
+		}
+	}
+	return &frameBatch{buf: make([]byte, 0, maxBatchBytes+16<<10), spans: make([]frameSpan, 0, maxBatchFrames)}
+}
+
+// put keeps b for reuse, unless the pool is full or b grew for a large object (a 1 MB
+// secret's batch is not kept for the pods that follow).
+func (p *batchPool) put(b *frameBatch) {
+	if p == nil || cap(b.buf) > 2*maxBatchBytes {
+		return
+	}
+	b.buf, b.spans = b.buf[:0], b.spans[:0]
+	select {
+	case p.free <- b:
+	default:
+	}
 }

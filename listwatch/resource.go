@@ -75,7 +75,7 @@ func (r *Resource[T]) List(ctx context.Context, opts ListOptions) (*object.List[
 	err := r.client.doRead(ctx, request{method: http.MethodGet, path: r.info.Path(r.namespace, "", ""), query: opts.query(), accept: r.accept(true)},
 		func(body io.Reader) error {
 			var err error
-			if list, err = decodeList[T](body, opts.MaxFrameSize, opts.Decode); err != nil {
+			if list, err = decodeListReading[T](body, opts.MaxFrameSize, opts.Decode, usePrefetch(), r.client.batches); err != nil {
 				return fmt.Errorf("decoding %s list: %w", r.info.Resource, err)
 			}
 			return nil
@@ -96,17 +96,17 @@ func (r *Resource[T]) List(ctx context.Context, opts ListOptions) (*object.List[
 // except for an item that is null, which no object can be made of (json.Unmarshal would
 // leave a nil pointer in Items for the cache to trip over).
 func decodeList[T any](body io.Reader, max int, decode object.DecodeOptions) (*object.List[T], error) {
-	return decodeListReading[T](body, max, decode, usePrefetch())
+	return decodeListReading[T](body, max, decode, usePrefetch(), nil)
 }
 
 // decodeListReading is decodeList reading the items on a goroutine of their own
 // (prefetch) or on this one; tests try both.
-func decodeListReading[T any](body io.Reader, max int, decode object.DecodeOptions, prefetch bool) (*object.List[T], error) {
+func decodeListReading[T any](body io.Reader, max int, decode object.DecodeOptions, prefetch bool, pool *batchPool) (*object.List[T], error) {
 	if max <= 0 {
 		max = DefaultMaxFrameSize
 	}
 	in := &budgetReader{r: body}
-	d := &listDecoder{dec: json.NewDecoder(in), in: in, max: max, decode: decode, prefetch: prefetch}
+	d := &listDecoder{dec: json.NewDecoder(in), in: in, max: max, decode: decode, prefetch: prefetch, pool: pool}
 	list := &object.List[T]{}
 	switch tok, err := d.token("the list"); {
 	case err != nil:
@@ -204,7 +204,7 @@ func decodeItems[T any](d *listDecoder) ([]T, error) {
 	}
 	// As a watch is: the items are read, split and validated on a goroutine of their
 	// own while the ones before them are decoded on this one.
-	p := newPrefetcher(src, nil)
+	p := newPrefetcher(src, nil, d.pool)
 	defer p.close() // after an error: the reader stops once the caller closes the body
 	for {
 		f, err := p.next()
@@ -237,8 +237,10 @@ type listDecoder struct {
 	decode  object.DecodeOptions // for each item
 	scratch json.RawMessage      // the current value; decoded objects never retain it
 	rest    io.Reader            // after the items array: what the frame reader left
-	// prefetch reads the items on a goroutine of their own (see decodeItems).
+	// prefetch reads the items on a goroutine of their own (see decodeItems), with
+	// batches from pool.
 	prefetch bool
+	pool     *batchPool
 }
 
 // tail decodes what follows the items member (further members, the closing brace, white
@@ -479,7 +481,7 @@ func (r *Resource[T]) Watch(ctx context.Context, opts WatchOptions) (Stream[T], 
 	if err != nil {
 		return nil, err
 	}
-	return newWatch[T](ctx, src, opts), nil
+	return newWatch[T](ctx, src, opts, r.client.batches), nil
 }
 
 // openStream starts a chunked HTTP watch. Watches skip the rate limiter: they are long

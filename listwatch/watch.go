@@ -93,13 +93,13 @@ type Watch[T any] struct {
 	decode        object.DecodeOptions // for each event's object
 }
 
-func newWatch[T any](ctx context.Context, src frameSource, opts WatchOptions) *Watch[T] {
-	return newWatchReading[T](ctx, src, opts, usePrefetch())
+func newWatch[T any](ctx context.Context, src frameSource, opts WatchOptions, pool *batchPool) *Watch[T] {
+	return newWatchReading[T](ctx, src, opts, usePrefetch(), pool)
 }
 
 // newWatchReading is newWatch reading src on a goroutine of its own (prefetch) or in
 // Next; tests try both.
-func newWatchReading[T any](ctx context.Context, src frameSource, opts WatchOptions, prefetch bool) *Watch[T] {
+func newWatchReading[T any](ctx context.Context, src frameSource, opts WatchOptions, prefetch bool, pool *batchPool) *Watch[T] {
 	w := &Watch[T]{ctx: ctx, src: src, idle: opts.IdleTimeout, maxFrame: opts.MaxFrameSize, tracer: opts.Tracer, initialEvents: opts.SendInitialEvents,
 		decode: opts.Decode}
 	if w.maxFrame <= 0 {
@@ -113,7 +113,7 @@ func newWatchReading[T any](ctx context.Context, src frameSource, opts WatchOpti
 		if w.tracer != nil {
 			stamp = w.clock
 		}
-		w.pre = newPrefetcher(src, stamp)
+		w.pre = newPrefetcher(src, stamp, pool)
 	}
 	if idle := opts.IdleTimeout; idle > 0 {
 		w.timer = w.clock.AfterFunc(idle, func() {
@@ -386,7 +386,7 @@ func newWatchFromReader[T any](ctx context.Context, r io.ReadCloser, opts WatchO
 	body := &closeOnce{ReadCloser: r}
 	context.AfterFunc(ctx, func() { _ = body.Close() }) // Close cancels ctx too: r closes once
 	src := &bodySource{body: body, frames: newFrameReader(body, opts.MaxFrameSize), cancel: cancel}
-	return newWatchReading[T](ctx, src, opts, prefetch)
+	return newWatchReading[T](ctx, src, opts, prefetch, nil)
 }
 
 // closeOnce lets a reader be closed from two places, the first of which closes it.
