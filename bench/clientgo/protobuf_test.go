@@ -2,6 +2,7 @@ package clientgo
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -217,5 +218,21 @@ func TestProtobufWatchMatchesJSON(t *testing.T) {
 		} else if end := got[s.Len()]; end.Type != watch.Bookmark || end.Pod.Annotations[metav1.InitialEventsAnnotationKey] != "true" {
 			t.Errorf("initial events: %v, then %s %v", types, end.Type, end.Pod.Annotations)
 		}
+	}
+}
+
+// TestProtobufRefusesLazy: the lazy mode's pods are in no file, so pbobjects (pbprep)
+// writes none, and the server refuses a file with them.
+func TestProtobufRefusesLazy(t *testing.T) {
+	s, err := streamserver.New(streamserver.Options{Objects: 100, Lazy: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pbobjects.Write(io.Discard, s); err == nil || !strings.Contains(err.Error(), "lazy") {
+		t.Fatalf("Write of a lazy server: %v, want an error saying lazy", err)
+	}
+	_, err = streamserver.New(streamserver.Options{Objects: 100, Lazy: true, ProtobufObjects: "objects.pb"})
+	if err == nil || !strings.Contains(err.Error(), "lazy") {
+		t.Fatalf("New with Lazy and ProtobufObjects: %v, want an error saying lazy", err)
 	}
 }

@@ -2,6 +2,7 @@ package pbobjects
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 
@@ -28,8 +29,12 @@ func Encode(js []byte) ([]byte, error) {
 	return m.Marshal()
 }
 
-// Write writes the -protobuf-objects file of s's objects to w.
+// Write writes the -protobuf-objects file of s's objects to w. s must not be lazy
+// (Server.Lazy): the lazy mode serves no protobuf.
 func Write(w io.Writer, s *streamserver.Server) error {
+	if s.Lazy() {
+		return errors.New("pbobjects: a lazy stream server serves no protobuf")
+	}
 	bw := bufio.NewWriterSize(w, 1<<20)
 	if _, err := bw.Write(streamserver.ProtobufFileHeader(s.Kind(), s.Len())); err != nil {
 		return err

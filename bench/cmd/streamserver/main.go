@@ -7,17 +7,21 @@
 //	             [-namespace bench] [-namespaces K] [-ignore-shard-selector]
 //	             [-watch-events N] [-rate R] [-page-limit-max N]
 //	             [-tls [-http2=false] -ca-out FILE] [-kubeconfig-out FILE] [-seed 1]
-//	             [-managed-fields=false] [-secret-size BYTES] [-flush-every 64] [-quiet]
-//	             [-protobuf-objects FILE]
+//	             [-managed-fields=false] [-secret-size BYTES] [-flush-every 64] [-lazy]
+//	             [-quiet] [-protobuf-objects FILE]
 //
 // With -namespaces K the objects are spread over K namespaces named after -namespace, for
 // sharding by namespace; lists and watches honour the shardSelector parameter as
 // kube-apiserver 1.36 with the ShardedListAndWatch gate does, or with
 // -ignore-shard-selector ignore it as it does without.
 //
+// With -lazy, and by default above 200,000 pods (streamserver.LazyAbove), pods are
+// generated as they are served instead of all at start-up: a million take a few MB.
+//
 // With -protobuf-objects FILE, made by bench/clientgo/cmd/pbprep with the same flags, it
 // also serves lists and watches in protobuf to clients that ask for it (client-go with
-// ContentType application/vnd.kubernetes.protobuf).
+// ContentType application/vnd.kubernetes.protobuf); not in the lazy mode, whose pods are
+// not in any file.
 //
 // It prints one line, `LISTENING <base URL>`, to stdout and logs to stderr; it exits on
 // SIGTERM or SIGINT.
@@ -64,8 +68,12 @@ func serve(args []string) error {
 		return err
 	}
 	full, meta := s.ObjectBytes()
-	log.Printf("%d %s in %d namespace(s) encoded in %v: %.0f bytes each (%.0f as metadata), list resourceVersion %d",
-		s.Len(), o.Profile, max(o.Namespaces, 1), time.Since(began).Round(time.Millisecond), full, meta, s.ListResourceVersion())
+	how := "encoded"
+	if s.Lazy() {
+		how = "to be generated as served, templates encoded"
+	}
+	log.Printf("%d %s in %d namespace(s) %s in %v: %.0f bytes each (%.0f as metadata), list resourceVersion %d",
+		s.Len(), o.Profile, max(o.Namespaces, 1), how, time.Since(began).Round(time.Millisecond), full, meta, s.ListResourceVersion())
 	if o.ProtobufObjects != "" {
 		log.Printf("protobuf encodings of the objects from %s", o.ProtobufObjects)
 	}

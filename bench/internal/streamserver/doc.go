@@ -22,6 +22,12 @@
 // measures one loopback HTTP connection read by the ceiling client, which shares the
 // cores with the server.
 //
+// Above LazyAbove pods (or with Options.Lazy) the server does not generate its objects
+// up front but as it serves them (lazy.go): a few hundred pod templates are pre-encoded
+// with more holes (namespace, name suffix, uid, pod IP, container ID), each filled from
+// the pod's index when it is written, so that a million pods cost a few MB and no
+// start-up time, and a pod still costs little more than its copies.
+//
 // With Options.ProtobufObjects it also speaks the apiserver's protobuf encoding to the
 // clients that ask for it (client-go's best configuration): the main module cannot
 // encode a Pod in protobuf without k8s.io, so bench/clientgo/cmd/pbprep writes each
@@ -29,7 +35,8 @@
 // (protowire.go), finds each one's two holes by reading its metadata and serves lists
 // (a runtime.Unknown around the list) and watches (length-prefixed WatchEvents) from
 // them as it serves JSON, patching the holes in place (protofile.go, protobuf.go).
-// PartialObjectMetadata and single gets stay JSON.
+// PartialObjectMetadata and single gets stay JSON. The lazy mode has no protobuf: its
+// pods are in no file, and New refuses the two together.
 //
 // The command is bench/cmd/streamserver; only it, the harness (for Options.NamespaceOf),
 // bench/clientgo/cmd/pbprep and the benchmark's tests import this package.

@@ -24,7 +24,21 @@ type hole uint8
 const (
 	holeRV    hole = iota // metadata.resourceVersion: decimal digits, inside quotes
 	holeStamp             // the send-time annotation: 19 zero-padded digits, inside quotes
+	// The holes of a lazily generated pod (lazy.go), each filled from the pod's index.
+	holeNS          // metadata.namespace
+	holeName        // the 5-character suffix of metadata.name (after the ReplicaSet's name and "-")
+	holeUID         // metadata.uid: 36 characters
+	holePodIP       // status.podIP and status.podIPs[0].ip: 14 characters
+	holeContainerID // the 64 hex digits of a containerStatus's containerID (after "containerd://")
+	numHoles
 )
+
+// spliced is a string value with a hole inside it: before, the hole's bytes, after.
+type spliced struct {
+	before string
+	h      hole
+	after  string
+}
 
 // stampWidth is the width of the send-time stamp: time.Now().UnixNano() zero-padded.
 const stampWidth = 19
@@ -77,21 +91,23 @@ func (t *template) appendTo(b []byte, rv, stamp []byte) []byte {
 	return append(b, t.buf[prev:]...)
 }
 
-// encoder turns an obj tree into a template.
+// encoder turns an obj tree into the bytes around its holes.
 type encoder struct {
 	buf   []byte
-	holes int
-	t     template
+	at    []int  // offsets in buf where the holes go, ascending
+	kinds []hole // what goes in each
 }
 
+// newTemplate encodes an object that has exactly the two holes of every object, its
+// resourceVersion and its stamp: the hot path's fixed-size template.
 func newTemplate(o obj) template {
 	e := &encoder{buf: make([]byte, 0, 4096)}
 	e.value(o)
-	if e.holes != 2 {
+	if len(e.kinds) != 2 || e.kinds[0] == e.kinds[1] || max(e.kinds[0], e.kinds[1]) > holeStamp {
 		panic("streamserver: an object must have exactly one resourceVersion and one stamp hole")
 	}
-	e.t.buf = append([]byte(nil), e.buf...) // trim capacity
-	return e.t
+	return template{buf: append([]byte(nil), e.buf...), // trim capacity
+		at: [2]int{e.at[0], e.at[1]}, kinds: [2]hole{e.kinds[0], e.kinds[1]}}
 }
 
 func (e *encoder) value(v any) {
@@ -140,16 +156,24 @@ func (e *encoder) value(v any) {
 	case nil:
 		e.buf = append(e.buf, "null"...)
 	case hole:
-		if e.holes == 2 {
-			panic("streamserver: more than two holes")
-		}
 		e.buf = append(e.buf, '"')
-		e.t.at[e.holes], e.t.kinds[e.holes] = len(e.buf), v
-		e.holes++
+		e.hole(v)
 		e.buf = append(e.buf, '"')
+	case spliced:
+		e.str(v.before)
+		e.buf = e.buf[:len(e.buf)-1] // reopen the string
+		e.hole(v.h)
+		at := len(e.buf)
+		e.str(v.after)
+		e.buf = append(e.buf[:at], e.buf[at+1:]...) // drop after's opening quote
 	default:
 		panic(fmt.Sprintf("streamserver: cannot encode %T", v))
 	}
+}
+
+func (e *encoder) hole(h hole) {
+	e.at = append(e.at, len(e.buf))
+	e.kinds = append(e.kinds, h)
 }
 
 const hexDigits = "0123456789abcdef"

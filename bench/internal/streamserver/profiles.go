@@ -78,7 +78,7 @@ func (g *gen) uid() string {
 func ts(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 // meta is the ObjectMeta fields every profile shares, in the apiserver's order.
-func metaFields(name, generateName, ns, uid string, created time.Time, labels, annotations obj, owners []obj, managed []obj) obj {
+func metaFields(name any, generateName string, ns, uid any, created time.Time, labels, annotations obj, owners []obj, managed []obj) obj {
 	m := obj{{"name", name}}
 	if generateName != "" {
 		m = append(m, field{"generateName", generateName})
@@ -118,10 +118,16 @@ func fset(keys ...string) obj {
 	return o
 }
 
+// wholeAndPartial are an object and its PartialObjectMetadata form.
+func wholeAndPartial(kind string, metadata obj, rest ...field) (full, partial obj) {
+	full = append(obj{{"kind", kind}, {"apiVersion", "v1"}, {"metadata", metadata}}, rest...)
+	partial = obj{{"kind", "PartialObjectMetadata"}, {"apiVersion", "meta.k8s.io/v1"}, {"metadata", metadata}}
+	return full, partial
+}
+
 // newItem encodes one object and its PartialObjectMetadata form.
 func newItem(kind, name string, metadata obj, rest ...field) item {
-	full := append(obj{{"kind", kind}, {"apiVersion", "v1"}, {"metadata", metadata}}, rest...)
-	partial := obj{{"kind", "PartialObjectMetadata"}, {"apiVersion", "meta.k8s.io/v1"}, {"metadata", metadata}}
+	full, partial := wholeAndPartial(kind, metadata, rest...)
 	it := item{name: name, full: newTemplate(full), meta: newTemplate(partial)}
 	for _, f := range metadata {
 		switch f.k {
@@ -178,20 +184,7 @@ type node struct{ name, ip string }
 // genPods makes n pods, as a real cluster's: spread over 100 ReplicaSets of 20
 // Deployments and 50 nodes, with per-pod names, uids, IPs, container IDs and times.
 func genPods(g *gen, n int) []item {
-	rss := make([]replicaSet, 100)
-	for j := range rss {
-		a := apps[j%len(apps)]
-		h := g.suffix(10)
-		rss[j] = replicaSet{app: a, hash: h, name: a.name + "-" + h, uid: g.uid(),
-			tag:    fmt.Sprintf("v1.%d.%d", g.r.IntN(30), g.r.IntN(10)),
-			digest: g.hex(64), cpu: []string{"100m", "250m", "500m"}[g.r.IntN(3)],
-			mem: []string{"128Mi", "256Mi", "512Mi"}[g.r.IntN(3)]}
-	}
-	nodes := make([]node, 50)
-	for j := range nodes {
-		nodes[j] = node{fmt.Sprintf("gke-prod-pool-%d-%s-%s", 1+j%3, g.hex(8), g.suffix(4)),
-			fmt.Sprintf("10.0.%d.%d", 16+g.r.IntN(32), 2+g.r.IntN(250))}
-	}
+	rss, nodes := podCluster(g)
 	seen := map[string]bool{}
 	items := make([]item, n)
 	for i := range items {
@@ -206,18 +199,59 @@ func genPods(g *gen, n int) []item {
 	return items
 }
 
+// podCluster makes the 100 ReplicaSets and 50 nodes pods are spread over.
+func podCluster(g *gen) ([]replicaSet, []node) {
+	rss := make([]replicaSet, 100)
+	for j := range rss {
+		a := apps[j%len(apps)]
+		h := g.suffix(10)
+		rss[j] = replicaSet{app: a, hash: h, name: a.name + "-" + h, uid: g.uid(),
+			tag:    fmt.Sprintf("v1.%d.%d", g.r.IntN(30), g.r.IntN(10)),
+			digest: g.hex(64), cpu: []string{"100m", "250m", "500m"}[g.r.IntN(3)],
+			mem: []string{"128Mi", "256Mi", "512Mi"}[g.r.IntN(3)]}
+	}
+	nodes := make([]node, 50)
+	for j := range nodes {
+		nodes[j] = node{fmt.Sprintf("gke-prod-pool-%d-%s-%s", 1+j%3, g.hex(8), g.suffix(4)),
+			fmt.Sprintf("10.0.%d.%d", 16+g.r.IntN(32), 2+g.r.IntN(250))}
+	}
+	return rss, nodes
+}
+
 func genPod(g *gen, i int, name string, rs *replicaSet, nd *node) item {
+	md, rest := podFields(g, i, podID{name: name}, rs, nd)
+	return newItem("Pod", name, md, rest...)
+}
+
+// podID is a pod's own values, each a string or, for a lazily generated pod's template,
+// a hole or a spliced string; nil ones (but the name) are drawn or derived from i.
+type podID struct {
+	name, ns, uid, podIP, containerID any
+}
+
+// podFields is pod i's metadata and the fields after it (spec, status).
+func podFields(g *gen, i int, id podID, rs *replicaSet, nd *node) (obj, []field) {
 	o := g.opts
 	a := rs.app
 	created := epoch.Add(time.Duration(g.r.IntN(30*24*3600)) * time.Second)
 	scheduled := created.Add(time.Second)
 	started := scheduled.Add(time.Duration(2+g.r.IntN(15)) * time.Second)
 	ready := started.Add(time.Duration(1+g.r.IntN(10)) * time.Second)
-	podIP := fmt.Sprintf("10.%d.%d.%d", 100+i>>16, (i>>8)&255, i&255)
+	podIP := id.podIP
+	if podIP == nil {
+		podIP = fmt.Sprintf("10.%d.%d.%d", 100+i>>16, (i>>8)&255, i&255)
+	}
 	vol := "kube-api-access-" + g.suffix(5)
 	cname := a.name
 	image := a.image + ":" + rs.tag
-	uid := g.uid()
+	uid := id.uid
+	if uid == nil {
+		uid = g.uid()
+	}
+	ns := id.ns
+	if ns == nil {
+		ns = g.ns(i)
+	}
 
 	labels := obj{{"app", a.name}, {"pod-template-hash", rs.hash}, {"tier", a.tier}}
 	annotations := obj{{"prometheus.io/scrape", "true"}}
@@ -246,7 +280,7 @@ func genPod(g *gen, i int, name string, rs *replicaSet, nd *node) item {
 			}, "status"),
 		}
 	}
-	md := metaFields(name, rs.name+"-", g.ns(i), uid, created, labels, annotations, owners, managed)
+	md := metaFields(id.name, rs.name+"-", ns, uid, created, labels, annotations, owners, managed)
 
 	container := obj{
 		{"name", cname},
@@ -287,6 +321,10 @@ func genPod(g *gen, i int, name string, rs *replicaSet, nd *node) item {
 	cond := func(t string, at time.Time) obj {
 		return obj{{"type", t}, {"status", "True"}, {"lastProbeTime", nil}, {"lastTransitionTime", ts(at)}}
 	}
+	containerID := id.containerID
+	if containerID == nil {
+		containerID = "containerd://" + g.hex(64)
+	}
 	status := obj{
 		{"phase", "Running"},
 		{"conditions", []obj{cond("Initialized", scheduled), cond("Ready", ready), cond("ContainersReady", ready), cond("PodScheduled", created)}},
@@ -302,12 +340,12 @@ func genPod(g *gen, i int, name string, rs *replicaSet, nd *node) item {
 			{"restartCount", 0},
 			{"image", image},
 			{"imageID", a.image + "@sha256:" + rs.digest},
-			{"containerID", "containerd://" + g.hex(64)},
+			{"containerID", containerID},
 			{"started", true},
 		}}},
 		{"qosClass", "Burstable"},
 	}
-	return newItem("Pod", name, md, field{"spec", spec}, field{"status", status})
+	return md, []field{{"spec", spec}, {"status", status}}
 }
 
 // genSecrets makes n Opaque secrets of about opts.SecretSize bytes of JSON each: four

@@ -49,8 +49,9 @@ func (s *Server) servesProtobuf(accept string, metaOnly bool) bool {
 // {typeMeta=1 {apiVersion=1 "v1", kind=2 "PodList"}, raw=2 the list, "", ""}, the list
 // being {metadata=1 ListMeta{resourceVersion=2, continue=3, remainingItemCount=4,
 // shardInfo=5 {selector=1}}, items=2 each object}. remaining < 0 leaves
-// remainingItemCount out; selector "" leaves shardInfo out.
-func (s *Server) serveProtobufList(w http.ResponseWriter, page []*item, cont string, remaining int, selector string) {
+// remainingItemCount out; selector "" leaves shardInfo out. page is the positions in
+// items of the page's objects.
+func (s *Server) serveProtobufList(w http.ResponseWriter, items eagerObjects, page []int, cont string, remaining int, selector string) {
 	lm := appendStringField(nil, 2, strconv.FormatInt(s.r0, 10))
 	if cont != "" {
 		lm = appendStringField(lm, 3, cont)
@@ -62,7 +63,8 @@ func (s *Server) serveProtobufList(w http.ResponseWriter, page []*item, cont str
 		lm = appendBytesField(lm, 5, appendStringField(nil, 1, selector))
 	}
 	listLen := bytesFieldLen(len(lm))
-	for _, it := range page {
+	for _, j := range page {
+		it := &items[j]
 		listLen += bytesFieldLen(it.pb.size(len(it.rvs)))
 	}
 	head := append([]byte(protobufMagic), s.pbListTypeMeta...)
@@ -77,7 +79,8 @@ func (s *Server) serveProtobufList(w http.ResponseWriter, page []*item, cont str
 	defer func() { bw.Reset(nil); writerPool.Put(bw) }()
 	bw.Write(head)
 	var pre [1 + 10]byte
-	for _, it := range page {
+	for _, j := range page {
+		it := &items[j]
 		p := appendVarint(append(pre[:0], pbTag(2, wireBytes)), uint64(it.pb.size(len(it.rvs))))
 		bw.Write(p)
 		it.pb.write(bw, it.rvs, zeroStamp)

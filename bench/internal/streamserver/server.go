@@ -50,6 +50,15 @@ type Options struct {
 	PageLimitMax int
 	// Seed makes the generated objects (same seed, same bytes).
 	Seed int64
+	// Lazy generates the pods as they are served rather than all at New (see lazy.go):
+	// New then takes milliseconds and a few MB for any number of pods, up to MaxLazyPods,
+	// and writing a pod costs filling its holes (namespace, name suffix, uid, IP,
+	// container ID) besides the copies. It is set by default above LazyAbove pods, only
+	// serves the pods profile, and does not go with ProtobufObjects. Lazy pods are listed by namespace, then in the order
+	// they were generated (not by name); they have the eager pods' shape and size but
+	// come from lazyTemplates templates, so that their times, ReplicaSet and node repeat
+	// every few hundred pods.
+	Lazy bool
 	// TLS serves HTTPS (HTTP/2 or HTTP/1.1) with a self-signed certificate made at New;
 	// CACertPEM returns it for clients to trust.
 	TLS bool
@@ -69,7 +78,7 @@ type Options struct {
 	// watches are then served in protobuf to the clients that ask for it first in their
 	// Accept header, as client-go does with ContentType application/vnd.kubernetes.protobuf
 	// (see servesProtobuf); JSON is served as without it. New fails if the file does not
-	// hold exactly the server's objects.
+	// hold exactly the server's objects, and in the lazy mode.
 	ProtobufObjects string
 	// Logf, if set, receives a line per connection error and per finished watch.
 	Logf func(format string, args ...any)
@@ -94,6 +103,18 @@ func (o *Options) defaults() error {
 	if o.Namespace == "" {
 		o.Namespace = "bench"
 	}
+	if o.Profile == "pods" && o.Objects > LazyAbove {
+		o.Lazy = true
+	}
+	if o.Lazy && o.Profile != "pods" {
+		return fmt.Errorf("streamserver: the lazy mode serves pods only, not %s", o.Profile)
+	}
+	if o.Lazy && o.Objects > MaxLazyPods {
+		return fmt.Errorf("streamserver: %d pods: the lazy mode serves at most %d", o.Objects, MaxLazyPods)
+	}
+	if o.Lazy && o.ProtobufObjects != "" {
+		return fmt.Errorf("streamserver: %d pods in the lazy mode (-lazy, the default above %d pods) cannot be served in protobuf (-protobuf-objects): they are generated as served, not read from a file", o.Objects, LazyAbove)
+	}
 	if o.SecretSize == 0 {
 		o.SecretSize = 1 << 20
 	}
@@ -116,6 +137,7 @@ type Server struct {
 	opts   Options
 	kind   string
 	items  []item
+	lazy   *lazyPods // the lazy mode's pods, instead of items
 	byName map[string]int
 	byNS   map[string][2]int // each namespace's objects: items[from:to]
 	r0     int64             // the list resourceVersion: every object's creation, no change since
@@ -137,13 +159,19 @@ type Server struct {
 }
 
 // New generates and encodes the objects of opts.Profile. It takes about a second per
-// 100,000 pods or per 400 MB of secrets.
+// 100,000 pods or per 400 MB of secrets, and milliseconds in the lazy mode.
 func New(opts Options) (*Server, error) {
 	if err := opts.defaults(); err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, kind: kinds[opts.Profile], items: generate(opts), byName: map[string]int{}, byNS: map[string][2]int{}}
-	s.r0 = rvBase + int64(len(s.items))
+	s := &Server{opts: opts, kind: kinds[opts.Profile], byName: map[string]int{}, byNS: map[string][2]int{}}
+	if opts.Lazy {
+		s.lazy = newLazyPods(opts)
+		s.r0 = rvBase + int64(s.lazy.n)
+	} else {
+		s.items = generate(opts)
+		s.r0 = rvBase + int64(len(s.items))
+	}
 	for i, it := range s.items {
 		s.byName[it.name] = i
 		r, ok := s.byNS[it.ns] // items are sorted by namespace: each one's are contiguous
@@ -172,14 +200,23 @@ func New(opts Options) (*Server, error) {
 func (s *Server) ListResourceVersion() int64 { return s.r0 }
 
 // Len is the number of objects served.
-func (s *Server) Len() int { return len(s.items) }
+func (s *Server) Len() int {
+	if s.lazy != nil {
+		return s.lazy.n
+	}
+	return len(s.items)
+}
+
+// Lazy reports whether the server generates its objects as it serves them.
+func (s *Server) Lazy() bool { return s.lazy != nil }
 
 // Kind is the kind of the objects served: "Pod", "Secret" or "ConfigMap".
 func (s *Server) Kind() string { return s.kind }
 
 // ObjectJSON is the i-th object in list order (from 0), as a list carries it: its own
 // resourceVersion and the stamp "0000000000000000000". bench/clientgo/cmd/pbprep encodes
-// it in protobuf for Options.ProtobufObjects.
+// it in protobuf for Options.ProtobufObjects. Not in the lazy mode (see Lazy), which has
+// no protobuf.
 func (s *Server) ObjectJSON(i int) []byte {
 	it := &s.items[i]
 	return it.full.appendTo(nil, it.rvs, zeroStamp)
@@ -188,6 +225,9 @@ func (s *Server) ObjectJSON(i int) []byte {
 // ObjectBytes is the mean JSON size of one object as listed, whole and as
 // PartialObjectMetadata.
 func (s *Server) ObjectBytes() (full, metadata float64) {
+	if s.lazy != nil {
+		return s.lazy.objectBytes()
+	}
 	if len(s.items) == 0 {
 		return 0, 0
 	}
@@ -347,6 +387,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, http.StatusNotFound, "NotFound", "the server could not find the requested resource")
 		return
 	}
+	if s.lazy != nil {
+		s.serveLazy(w, r, kind, resource, ns, name)
+		return
+	}
 	// Only the profile's resource in its namespaces has objects; the others are empty.
 	var items []item
 	if resource == s.opts.Profile {
@@ -378,10 +422,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if len(items) > 0 {
 			items = s.items
 		}
-		s.serveWatch(w, r, kind, items, f, metaOnly, pb)
+		s.serveWatch(w, r, &watcher{kind: kind, items: items, n: len(items), filter: f, metaOnly: metaOnly, pb: pb})
 		return
 	}
-	s.serveList(w, r, kind, items, sel, metaOnly, pb)
+	s.serveList(w, r, kind, eagerObjects(items), sel, metaOnly, pb)
 }
 
 // inNamespace is the objects of namespace ns ("" for all namespaces), nil if it has none.
@@ -418,16 +462,20 @@ type filter struct {
 }
 
 // keeps reports whether the request selects it.
-func (f *filter) keeps(it *item) bool {
-	if f.oneNS && it.ns != f.ns {
+func (f *filter) keeps(it *item) bool { return f.match(it.ns, it.nsHash, it.uidHash) }
+
+// match reports whether the request selects the object of namespace ns whose namespace
+// and uid hash to nsHash and uidHash (uidHash is only read by a selector of uids).
+func (f *filter) match(ns string, nsHash, uidHash uint64) bool {
+	if f.oneNS && ns != f.ns {
 		return false
 	}
 	if len(f.sel.Ranges) == 0 {
 		return true
 	}
-	h := it.nsHash
+	h := nsHash
 	if f.sel.Field == shard.UID {
-		h = it.uidHash
+		h = uidHash
 	}
 	for _, r := range f.sel.Ranges {
 		if r.Contains(h) {
@@ -470,11 +518,12 @@ func (s *Server) serveGet(w http.ResponseWriter, items []item, ns, resource, nam
 	_, _ = w.Write(t.appendTo(nil, it.rvs, zeroStamp))
 }
 
-// serveList writes one page from the pre-encoded objects, in JSON or with pb in protobuf. The continue token is the
-// base64 of "<list rv>/<offset>", the offset in items where the next page starts. Every
-// list reads the state at R0. A sharded list (sel not zero) has the selected objects
-// only, metadata.shardInfo on every page and no remainingItemCount.
-func (s *Server) serveList(w http.ResponseWriter, r *http.Request, kind string, items []item, sel shard.Selector, metaOnly, pb bool) {
+// serveList writes one page of items (pre-encoded, or lazy pods generated as they are
+// written), in JSON or with pb in protobuf. The continue token is the base64 of
+// "<list rv>/<offset>", the offset in items where the next page starts. Every list
+// reads the state at R0. A sharded list (sel not zero) has the selected objects only,
+// metadata.shardInfo on every page and no remainingItemCount.
+func (s *Server) serveList(w http.ResponseWriter, r *http.Request, kind string, items listed, sel shard.Selector, metaOnly, pb bool) {
 	q := r.URL.Query()
 	if rv := q.Get("resourceVersion"); rv != "" {
 		if _, err := strconv.ParseUint(rv, 10, 64); err != nil {
@@ -485,12 +534,12 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, kind string, 
 	off := 0
 	if c := q.Get("continue"); c != "" {
 		off = decodeContinue(c)
-		if off < 0 || off > len(items) {
+		if off < 0 || off > items.len() {
 			writeStatus(w, http.StatusBadRequest, "BadRequest", "invalid continue token")
 			return
 		}
 	}
-	limit := len(items) - off
+	limit := items.len() - off
 	if l, err := strconv.ParseInt(q.Get("limit"), 10, 64); err == nil && l > 0 && l < int64(limit) {
 		limit = int(l)
 	}
@@ -499,37 +548,38 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, kind string, 
 	}
 	// The page: items[off:end] whole, or the selected ones among them; next is where the
 	// next page starts, len(items) if there is none.
-	var page []*item
+	var page []int
 	end, next := off+limit, off+limit
 	if sel.IsZero() {
-		page = make([]*item, limit)
+		page = make([]int, limit)
 		for i := range page {
-			page[i] = &items[off+i]
+			page[i] = off + i
 		}
 	} else {
 		f := &filter{sel: sel}
 		end = off
-		for ; end < len(items) && len(page) < limit; end++ {
-			if f.keeps(&items[end]) {
-				page = append(page, &items[end])
+		for ; end < items.len() && len(page) < limit; end++ {
+			if items.keeps(f, end) {
+				page = append(page, end)
 			}
 		}
 		// Skip to the next selected object, so that a page is never followed by an empty one.
-		for next = end; next < len(items) && !f.keeps(&items[next]); next++ {
+		for next = end; next < items.len() && !items.keeps(f, next); next++ {
 		}
 	}
 	if pb {
 		cont, remaining, selector := "", -1, ""
-		if next < len(items) {
+		if next < items.len() {
 			cont = encodeContinue(s.r0, next)
 			if sel.IsZero() {
-				remaining = len(items) - end
+				remaining = items.len() - end
 			}
 		}
 		if !sel.IsZero() {
 			selector = sel.String()
 		}
-		s.serveProtobufList(w, page, cont, remaining, selector)
+		// Only eager objects have protobuf encodings: New refuses ProtobufObjects with Lazy.
+		s.serveProtobufList(w, items.(eagerObjects), page, cont, remaining, selector)
 		return
 	}
 	listKind, apiVersion := kind+"List", "v1"
@@ -537,10 +587,10 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, kind string, 
 		listKind, apiVersion = "PartialObjectMetadataList", "meta.k8s.io/v1"
 	}
 	head := `{"kind":"` + listKind + `","apiVersion":"` + apiVersion + `","metadata":{"resourceVersion":"` + strconv.FormatInt(s.r0, 10) + `"`
-	if next < len(items) {
+	if next < items.len() {
 		head += `,"continue":"` + encodeContinue(s.r0, next) + `"`
 		if sel.IsZero() {
-			head += `,"remainingItemCount":` + strconv.Itoa(len(items)-end)
+			head += `,"remainingItemCount":` + strconv.Itoa(items.len()-end)
 		}
 	}
 	if !sel.IsZero() {
@@ -550,15 +600,11 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, kind string, 
 	head += `},"items":[`
 	const tail = "]}\n"
 	n := len(head) + len(tail)
-	for i, it := range page {
+	for i, j := range page {
 		if i > 0 {
 			n++
 		}
-		if metaOnly {
-			n += it.meta.size(len(it.rvs))
-		} else {
-			n += it.full.size(len(it.rvs))
-		}
+		n += items.size(j, metaOnly)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(n))
@@ -566,15 +612,11 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, kind string, 
 	bw.Reset(w)
 	defer func() { bw.Reset(nil); writerPool.Put(bw) }()
 	bw.WriteString(head)
-	for i, it := range page {
+	for i, j := range page {
 		if i > 0 {
 			bw.WriteByte(',')
 		}
-		if metaOnly {
-			it.meta.write(bw, it.rvs, zeroStamp)
-		} else {
-			it.full.write(bw, it.rvs, zeroStamp)
-		}
+		items.write(bw, j, metaOnly)
 	}
 	bw.WriteString(tail)
 	if err := bw.Flush(); err != nil {

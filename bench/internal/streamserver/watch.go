@@ -67,7 +67,10 @@ type watcher struct {
 	cw       counter
 	flush    func() error // pushes the response's own buffers to the socket
 	items    []item
-	filter   *filter // nil: every object's events
+	lazy     *lazyPods // the lazy mode's pods, instead of items
+	n        int       // len(items), or the lazy pods followed (all or none)
+	vals     podValues // the lazy mode's fill
+	filter   *filter   // nil: every object's events
 	metaOnly bool
 	kind     string // for bookmarks
 	// pb writes the events in protobuf (see protobuf.go), each frame's head built in
@@ -106,12 +109,32 @@ func (w *watcher) emit(typ int, it *item, rv []byte) {
 // change writes the k-th change after the list, unless the watch's filter leaves its
 // object out.
 func (w *watcher) change(k int64) {
+	if w.lazy != nil {
+		typ, p := eventAt(k, w.n)
+		w.emitLazy(typ, p, strconv.AppendInt(w.rv[:0], w.s.r0+1+k, 10))
+		return
+	}
 	typ, i := eventAt(k, len(w.items))
 	it := &w.items[i]
 	if w.filter != nil && !w.filter.keeps(it) {
 		return
 	}
 	w.emit(typ, it, strconv.AppendInt(w.rv[:0], w.s.r0+1+k, 10))
+}
+
+// emitLazy writes one event of the lazy pod at position p at resourceVersion rv (its
+// own when rv is nil), unless the watch's filter leaves it out.
+func (w *watcher) emitLazy(typ int, p int, rv []byte) {
+	ns, i := w.lazy.at(p)
+	if w.filter != nil && !w.lazy.keeps(w.filter, ns, i) {
+		return
+	}
+	putStamp(&w.stamp, time.Now().UnixNano())
+	w.lazy.fill(&w.vals, ns, i, rv, w.stamp[:])
+	w.bw.WriteString(eventPrefix[typ])
+	w.lazy.write(w.bw, &w.vals, i, w.metaOnly)
+	w.bw.WriteString(eventSuffix)
+	w.events++
 }
 
 func (w *watcher) bookmark(rv int64, initialEnd bool) {
@@ -189,13 +212,15 @@ func (s *Server) watchParams(r *http.Request) (watchParams, bool) {
 	return p, true
 }
 
-// serveWatch streams changes, in JSON or with pb in protobuf: optionally every object as ADDED (and the
-// initial-events-end bookmark), then the changes after p.from, at opts.Rate or full
-// speed, until opts.WatchEvents, then a BOOKMARK a second until the client leaves or
-// timeoutSeconds passes. With a filter (a namespace of several, a shard) only the
-// selected objects' initial events and changes are sent, out of the same sequence of
-// changes and at the same times: opts.WatchEvents and opts.Rate count every object's.
-func (s *Server) serveWatch(rw http.ResponseWriter, r *http.Request, kind string, items []item, f *filter, metaOnly, pb bool) {
+// serveWatch streams w's changes, in JSON or with w.pb in protobuf: optionally every
+// object as ADDED (and the initial-events-end bookmark), then the changes after p.from,
+// at opts.Rate or full speed, until opts.WatchEvents, then a BOOKMARK a second until the
+// client leaves or timeoutSeconds passes. With a filter (a namespace of several, a
+// shard) only the selected objects' initial events and changes are sent, out of the
+// same sequence of changes and at the same times: opts.WatchEvents and opts.Rate count
+// every object's. w comes with what to follow (items or lazy pods, n, filter, metaOnly,
+// kind, pb); serveWatch sets the rest.
+func (s *Server) serveWatch(rw http.ResponseWriter, r *http.Request, w *watcher) {
 	p, ok := s.watchParams(r)
 	if !ok {
 		writeStatus(rw, http.StatusBadRequest, "BadRequest", "invalid resourceVersion "+strconv.Quote(r.URL.Query().Get("resourceVersion")))
@@ -208,14 +233,14 @@ func (s *Server) serveWatch(rw http.ResponseWriter, r *http.Request, kind string
 		ctx, cancel = context.WithTimeout(ctx, p.timeout)
 		defer cancel()
 	}
-	if pb {
+	if w.pb {
 		rw.Header().Set("Content-Type", protobufWatchType)
 	} else {
 		rw.Header().Set("Content-Type", "application/json")
 	}
 	rw.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(rw)
-	w := &watcher{s: s, cw: counter{w: rw}, flush: rc.Flush, items: items, filter: f, metaOnly: metaOnly, kind: kind, pb: pb}
+	w.s, w.cw, w.flush = s, counter{w: rw}, rc.Flush
 	w.bw = writerPool.Get().(*bufio.Writer)
 	w.bw.Reset(&w.cw)
 	defer func() { w.bw.Reset(nil); writerPool.Put(w.bw) }()
@@ -228,7 +253,7 @@ func (s *Server) serveWatch(rw http.ResponseWriter, r *http.Request, kind string
 }
 
 func (w *watcher) run(ctx context.Context, p watchParams) error {
-	s, n := w.s, len(w.items)
+	s, n := w.s, w.n
 	k0 := p.from - s.r0 // the first change to send
 	if p.initial {
 		gone := -1 // the object deleted at p.from, if the last change was a delete
@@ -237,11 +262,17 @@ func (w *watcher) run(ctx context.Context, p watchParams) error {
 				gone = i
 			}
 		}
-		for i := range w.items {
-			if i == gone || w.filter != nil && !w.filter.keeps(&w.items[i]) {
+		for i := range n {
+			switch {
+			case i == gone:
 				continue
+			case w.lazy != nil:
+				w.emitLazy(added, i, nil)
+			case w.filter != nil && !w.filter.keeps(&w.items[i]):
+				continue
+			default:
+				w.emit(added, &w.items[i], nil)
 			}
-			w.emit(added, &w.items[i], nil)
 			if w.events >= int64(s.opts.FlushEvery) {
 				if err := w.check(ctx); err != nil {
 					return err

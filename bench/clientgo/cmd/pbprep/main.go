@@ -3,6 +3,8 @@
 // same objects in-process and writes each one's k8s.io/api protobuf encoding, in list
 // order, to -out. Flags that do not shape the objects (-rate, -watch-events, -tls, ...)
 // are accepted and ignored, so that the harness can pass the server's flags as they are.
+// It refuses the server's lazy mode (-lazy, the default above 200,000 pods), which
+// generates its pods as it serves them and serves no protobuf.
 //
 //	pbprep -out pods.pb -profile pods -objects 10000 -namespace bench [-seed 1] [-managed-fields=false]
 package main
@@ -46,6 +48,9 @@ func run(args []string) error {
 	s, err := streamserver.New(o)
 	if err != nil {
 		return err
+	}
+	if s.Lazy() {
+		return fmt.Errorf("%d %s: the stream server's lazy mode (-lazy, the default above %d pods) serves no protobuf, so has no objects file", s.Len(), o.Profile, streamserver.LazyAbove)
 	}
 	// Written beside -out and renamed, so that a file at -out is always whole.
 	tmp, err := os.CreateTemp(filepath.Dir(*out), filepath.Base(*out)+".*")
