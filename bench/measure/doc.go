@@ -4,7 +4,8 @@
 // k8s.io). Each runner only builds its engine's informer behind the Engine interface; the flags, the
 // handlers, the clocks, the counters, the statistics and the JSON result line are all
 // this package's, so a difference between the two results comes from the engines and not
-// from two ways of measuring. It imports only the standard library.
+// from two ways of measuring. It imports only the standard library and
+// internal/memlimit.
 //
 // # Flags
 //
@@ -17,7 +18,10 @@
 // default, so the client-go runner sets that gate from the flag), -handlers and
 // -slow-handler, -metadata-only, -protobuf (client-go only), -shards N -shard I
 // (kinformer only, a ShardedEngine: cache member I's part of the resource split by
-// namespace among N processes, as shard.Assign gives it), -timeout.
+// namespace among N processes, as shard.Assign gives it), -timeout, and -memory-limit
+// SIZE (a soft memory limit, runtime/debug.SetMemoryLimit, set at the start of the
+// measurement: the benchmark may choose one, the engines never set it themselves; the
+// result's memory_limit_bytes records it).
 //
 // # What is measured, and how
 //

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/kinformer/kinformer/internal/memlimit"
 )
 
 // Scenarios.
@@ -50,6 +52,9 @@ type Config struct {
 	CPUProfile string
 	// MemProfile, when set, receives a heap profile taken where heap_after_gc is read.
 	MemProfile string
+	// MemoryLimit, when not 0, is the runtime's soft memory limit for the run
+	// (debug.SetMemoryLimit, what GOMEMLIMIT sets), applied before the informer is built.
+	MemoryLimit memlimit.Bytes
 }
 
 // Mode is the initial-state mode asked for.
@@ -85,6 +90,7 @@ func ParseFlags(args []string, stderr io.Writer) (*Config, error) {
 	fs.DurationVar(&c.Timeout, "timeout", 5*time.Minute, "fail rather than wait longer")
 	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of the measured part to this file (go tool pprof)")
 	fs.StringVar(&c.MemProfile, "memprofile", "", "write a heap profile, taken with heap_after_gc, to this file")
+	fs.Var(&c.MemoryLimit, "memory-limit", "soft memory limit of the run, in bytes or as 2.5GiB, 3000MB (runtime/debug.SetMemoryLimit; default none)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

@@ -139,8 +139,9 @@ func TestWriteJSON(t *testing.T) {
 func TestParseFlags(t *testing.T) {
 	var stderr bytes.Buffer
 	c, err := ParseFlags([]string{"-server", "http://127.0.0.1:1", "-scenario", "fanout", "-events", "10",
-		"-handlers", "4", "-slow-handler", "1ms", "-streaming-list"}, &stderr)
-	if err != nil || c.Handlers != 4 || c.SlowHandler != time.Millisecond || c.Mode() != ModeStreamingList || c.Timeout != 5*time.Minute {
+		"-handlers", "4", "-slow-handler", "1ms", "-streaming-list", "-memory-limit", "2.5GiB"}, &stderr)
+	if err != nil || c.Handlers != 4 || c.SlowHandler != time.Millisecond || c.Mode() != ModeStreamingList || c.Timeout != 5*time.Minute ||
+		c.MemoryLimit != 5<<29 {
 		t.Fatalf("ParseFlags = %+v, %v", c, err)
 	}
 	for _, bad := range [][]string{
@@ -153,6 +154,7 @@ func TestParseFlags(t *testing.T) {
 		{"-server", "x", "-shards", "2", "-shard", "2"},
 		{"-server", "x", "-shard", "1"}, // without -shards
 		{"-server", "x", "-shards", "-1"},
+		{"-server", "x", "-memory-limit", "lots"},
 	} {
 		if _, err := ParseFlags(bad, &stderr); err == nil {
 			t.Errorf("ParseFlags(%q): no error", bad)
@@ -166,8 +168,9 @@ func TestShardFlags(t *testing.T) {
 		t.Fatalf("ParseFlags = %+v, %v", c, err)
 	}
 	// An engine that cannot shard is refused before it is built.
+	c.MemoryLimit = 3 << 30
 	res, err := Begin().Measure(c, unsharded{})
-	if err == nil || !strings.Contains(err.Error(), "-shards") || res.Shards != 4 || res.Shard != 3 {
+	if err == nil || !strings.Contains(err.Error(), "-shards") || res.Shards != 4 || res.Shard != 3 || res.MemoryLimitBytes != 3<<30 {
 		t.Errorf("Measure of an engine without shards: %+v, %v", res, err)
 	}
 }

@@ -28,6 +28,8 @@ type Result struct {
 	Shards         int    `json:"shards,omitempty"`
 	Shard          int    `json:"shard,omitempty"`
 	ShardFiltering string `json:"shard_filtering,omitempty"`
+	// MemoryLimitBytes is -memory-limit, the soft limit the run had (0: none).
+	MemoryLimitBytes int64 `json:"memory_limit_bytes,omitempty"`
 
 	SyncSeconds        float64 `json:"sync_seconds"`
 	PeakRSSBytes       int64   `json:"peak_rss_bytes"`

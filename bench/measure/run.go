@@ -5,8 +5,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"sync"
 	"sync/atomic"
@@ -93,7 +95,8 @@ func (r *Run) exit(res Result, code int) {
 func baseResult(cfg *Config, eng Engine) Result {
 	res := Result{Engine: eng.Name(cfg), Scenario: cfg.Scenario, Resource: cfg.Resource, Objects: cfg.Objects,
 		Events: cfg.Events, Mode: cfg.Mode(), ManagedFields: cfg.KeepManagedFields, MetadataOnly: cfg.MetadataOnly,
-		Handlers: cfg.Handlers, Shards: cfg.Shards, Shard: cfg.Shard, GoVersion: runtime.Version()}
+		Handlers: cfg.Handlers, Shards: cfg.Shards, Shard: cfg.Shard, MemoryLimitBytes: int64(cfg.MemoryLimit),
+		GoVersion: runtime.Version()}
 	if cfg.Scenario == ScenarioSync {
 		res.Events = 0
 	}
@@ -104,6 +107,10 @@ func baseResult(cfg *Config, eng Engine) Result {
 // what was measured before it.
 func (r *Run) Measure(cfg *Config, eng Engine) (res Result, err error) {
 	res = baseResult(cfg, eng)
+	// The limit is the benchmark's choice, not the engine's: a library never sets it.
+	if cfg.MemoryLimit.Apply() {
+		defer debug.SetMemoryLimit(math.MaxInt64)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
 	defer cancel()
 	defer func() { res.PeakRSSBytes, _ = PeakRSS() }()

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/kinformer/kinformer/controllers/manager"
+	"github.com/kinformer/kinformer/internal/memlimit"
 	"github.com/kinformer/kinformer/listwatch"
 )
 
@@ -25,7 +26,7 @@ const controllerManagerUsage = "usage: kinformer controller-manager --kubeconfig
 	"[--tls-cert-file FILE --tls-private-key-file FILE] [--metrics-addr 127.0.0.1:10258] [--leader-elect] " +
 	"[--leader-elect-namespace kube-system] [--leader-elect-id NAME] [--lease-duration 15s] " +
 	"[--renew-deadline 10s] [--retry-period 2s] [--shard-group NAME] [--shard-id ID] [--shard-namespace kube-system] " +
-	"[--crash-on-panic] [-v]"
+	"[--crash-on-panic] [--memory-limit SIZE] [-v]"
 
 // The endpoints are served as kube-controller-manager serves them: over HTTPS on port
 // 10257 of every interface, each caller checked with the apiserver. The plain port
@@ -52,6 +53,7 @@ type controllerManagerFlags struct {
 	shardID             string
 	shardNamespace      string
 	crashOnPanic        bool
+	memoryLimit         memlimit.Bytes
 	verbose             bool
 }
 
@@ -80,6 +82,8 @@ func (f *controllerManagerFlags) parse(args []string, stderr io.Writer) error {
 	fs.StringVar(&f.shardID, "shard-id", "", "this member's name in the group, unique and lower case (default: hostname and a random suffix)")
 	fs.StringVar(&f.shardNamespace, "shard-namespace", "kube-system", "namespace of the shard group's Leases")
 	fs.BoolVar(&f.crashOnPanic, "crash-on-panic", false, "let a panic in a sync crash the process (default: log it with its stack, count it, retry the key)")
+	fs.Var(&f.memoryLimit, "memory-limit", "soft memory limit of the process, in bytes or as 2.5Gi, 3GB: the garbage collector works harder near it "+
+		"rather than let the heap grow past it (runtime/debug.SetMemoryLimit, as GOMEMLIMIT; default: none, or GOMEMLIMIT's)")
 	fs.BoolVar(&f.verbose, "v", false, "log what the controllers do (to stderr)")
 	if pos, err := parseInterspersed(fs, args); err != nil {
 		return err
@@ -157,6 +161,8 @@ func runControllerManager(ctx context.Context, args []string, stdout, stderr io.
 	if w := exposure(f.metricsAddr); w != "" {
 		fmt.Fprintln(stderr, "kinformer: warning:", w)
 	}
+	// The program's choice, made before the caches fill; the library never sets it.
+	f.memoryLimit.Apply()
 	var secure manager.SecureServing
 	if secure.Addr = f.secureAddr(); f.certFile != "" {
 		cert, err := tls.LoadX509KeyPair(f.certFile, f.keyFile)
