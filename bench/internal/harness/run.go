@@ -88,7 +88,7 @@ func (r *Runner) Run(ctx context.Context, plan Plan) *Report {
 			outcomes[e] = o
 			rep.Outcomes = append(rep.Outcomes, o)
 		}
-		for round := range plan.Runs {
+		for round := range sc.runs(plan.Runs) {
 			order := slices.Clone(sc.Engines)
 			if round%2 == 1 {
 				slices.Reverse(order)
@@ -115,7 +115,7 @@ func (r *Runner) Run(ctx context.Context, plan Plan) *Report {
 
 // once runs engine on scenario sc against a fresh server (or the real apiserver).
 func (r *Runner) once(ctx context.Context, sc Scenario, engine, kubeconfig string) (measure.Result, error) {
-	args := slices.Clone(sc.Runner)
+	args := append(slices.Clone(sc.Runner), sc.EngineRunner[engine]...)
 	if sc.Server != nil {
 		serverArgs, err := r.serverArgs(ctx, sc)
 		if err != nil {

@@ -42,10 +42,12 @@ type Scenario struct {
 	Server   []string
 	TLS      bool
 	RealPods int
-	// Runner are the runners' flags, besides where the server is.
-	Runner  []string
-	Engines []string
-	Timeout time.Duration
+	// Runner are the runners' flags, besides where the server is; EngineRunner adds
+	// flags for one engine only (a memory limit one engine needs to fit, say).
+	Runner       []string
+	EngineRunner map[string][]string
+	Engines      []string
+	Timeout      time.Duration
 	// Rate (events/s, 0 = full speed) and Handlers label the charts.
 	Rate, Handlers int
 	// Shards, for KindSharded, is how many shards the resource is split into; the runner
@@ -54,6 +56,16 @@ type Scenario struct {
 	// A run that caches another number, or is filtered by the other side, fails.
 	Shards, ShardObjects int
 	ClientFilters        bool
+	// MaxRuns, if positive, caps the plan's runs for a scenario too long to repeat.
+	MaxRuns int
+}
+
+// runs is how many times each engine runs sc in a plan of planRuns.
+func (sc *Scenario) runs(planRuns int) int {
+	if sc.MaxRuns > 0 {
+		return min(planRuns, sc.MaxRuns)
+	}
+	return planRuns
 }
 
 // Plan is the scenarios of one harness run.
@@ -185,6 +197,24 @@ func shardObjects(shards int) int {
 	return n
 }
 
+// The population of sync-1m-pods.
+const (
+	millionPods       = 1_000_000
+	millionNamespaces = 1000
+)
+
+// sync1MPods is the sync of a million pods in 1,000 namespaces, listed across all of them
+// (the runners' -namespace "" is all namespaces), from a server that generates them as it
+// serves them (the stream server's lazy mode, its default above LazyAbove pods): eagerly
+// it would need about 5 GB. Run once: a run takes minutes.
+func sync1MPods() Scenario {
+	return Scenario{ID: "sync-1m-pods", Title: "Initial sync of 1M pods in 1,000 namespaces, all namespaces listed",
+		Kind:    KindSync,
+		Server:  append(podsServer(millionPods, 0, 0), "-namespaces", strconv.Itoa(millionNamespaces)),
+		Runner:  []string{"-scenario", KindSync, "-resource", "pods", "-objects", strconv.Itoa(millionPods), "-events", "0"},
+		Engines: both, Timeout: 10 * time.Minute, MaxRuns: 1}
+}
+
 // Full is `make bench-full`: Short's scenarios at their full size, and the large ones.
 func Full() Plan {
 	p := Short()
@@ -203,6 +233,7 @@ func Full() Plan {
 		Scenario{ID: "sync-400-secrets", Title: "Initial sync of 400 Secrets of 1 MB (the watch-list KEP's case)",
 			Kind: KindSync, Server: []string{"-profile", "secrets", "-objects", "400", "-namespace", "bench", "-watch-events", "-1"},
 			Runner: runner(KindSync, "secrets", 400, 0), Engines: both, Timeout: 5 * time.Minute},
+		sync1MPods(),
 		shardedSync(4, true), // before the real apiserver, which runs from its scenario to the end
 		Scenario{ID: "real-sync-10k-pods", Title: "Initial sync of 10k pods from the real kube-apiserver v1.36 (created through the API)",
 			Kind: KindSync, RealPods: 10000, Runner: runner(KindSync, "pods", 10000, 0),

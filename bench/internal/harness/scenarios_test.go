@@ -1,0 +1,72 @@
+package harness
+
+import (
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/kinformer/kinformer/bench/internal/streamserver"
+)
+
+// argAfter is the value after name in args, and whether name is there.
+func argAfter(args []string, name string) (string, bool) {
+	i := slices.Index(args, name)
+	if i < 0 || i+1 >= len(args) {
+		return "", false
+	}
+	return args[i+1], true
+}
+
+// sync-1m-pods lists every namespace of a lazily served million pods, once per engine.
+func TestSync1MPods(t *testing.T) {
+	i := slices.IndexFunc(Full().Scenarios, func(sc Scenario) bool { return sc.ID == "sync-1m-pods" })
+	if i < 0 {
+		t.Fatal("the full plan has no sync-1m-pods")
+	}
+	sc := Full().Scenarios[i]
+	if ns, ok := argAfter(sc.Runner, "-namespace"); ok && ns != "" {
+		t.Errorf("the runners list namespace %q, want all namespaces", ns)
+	}
+	for flag, want := range map[string]string{"-objects": "1000000", "-namespaces": "1000", "-watch-events": "-1"} {
+		if got, _ := argAfter(sc.Server, flag); got != want {
+			t.Errorf("server %s %q, want %q", flag, got, want)
+		}
+	}
+	if millionPods <= streamserver.LazyAbove {
+		t.Errorf("%d pods would be generated eagerly", millionPods)
+	}
+	if got, _ := argAfter(sc.Runner, "-objects"); got != "1000000" {
+		t.Errorf("runner -objects %q", got)
+	}
+	if sc.runs(3) != 1 || sc.Timeout < 5*60e9 {
+		t.Errorf("runs %d, timeout %v", sc.runs(3), sc.Timeout)
+	}
+	if !slices.Equal(sc.Engines, both) || sc.servesProtobuf() {
+		t.Errorf("engines %q (protobuf served: %v), want kinformer and client-go JSON: the lazy server has no protobuf", sc.Engines, sc.servesProtobuf())
+	}
+}
+
+// No scenario asks a lazy stream server (-lazy, or more than LazyAbove pods) for
+// protobuf, which it refuses: pbprep would refuse to prepare it first.
+func TestNoProtobufFromLazyServers(t *testing.T) {
+	for _, sc := range Full().Scenarios {
+		if !sc.servesProtobuf() {
+			continue
+		}
+		profile, _ := argAfter(sc.Server, "-profile")
+		objects, _ := argAfter(sc.Server, "-objects")
+		n, _ := strconv.Atoi(objects)
+		if slices.Contains(sc.Server, "-lazy") || (profile == "" || profile == "pods") && n > streamserver.LazyAbove {
+			t.Errorf("%s serves protobuf from a lazy server (%q)", sc.ID, sc.Server)
+		}
+	}
+}
+
+func TestScenarioRuns(t *testing.T) {
+	for _, tc := range []struct{ max, plan, want int }{{0, 3, 3}, {1, 3, 1}, {5, 3, 3}, {2, 1, 1}} {
+		sc := Scenario{MaxRuns: tc.max}
+		if got := sc.runs(tc.plan); got != tc.want {
+			t.Errorf("MaxRuns %d of a plan of %d: %d runs, want %d", tc.max, tc.plan, got, tc.want)
+		}
+	}
+}
