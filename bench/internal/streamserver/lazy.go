@@ -194,13 +194,12 @@ func (l *lazyPods) template(i int) *lazyTemplate {
 
 // podValues is the fill of one pod's holes, reused from pod to pod.
 type podValues struct {
-	v     [numHoles][]byte
-	rv    [20]byte
-	name  [5]byte
-	uid   [36]byte
-	ip    [14]byte
-	cid   [64]byte
-	stamp [stampWidth]byte
+	v    [numHoles][]byte
+	rv   [20]byte
+	name [5]byte
+	uid  [36]byte
+	ip   [14]byte
+	cid  [64]byte
 }
 
 // fill sets v to pod i of namespace ns at resourceVersion rv (its own, rvBase+1+i, when
