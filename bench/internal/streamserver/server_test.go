@@ -323,7 +323,12 @@ func TestWatch(t *testing.T) {
 	if err != nil || ev.Type != "BOOKMARK" || ev.Object.Metadata.ResourceVersion != strconv.FormatInt(r0+events, 10) || ev.Object.Kind != "Pod" {
 		t.Fatalf("after the events: %v %+v", err, ev)
 	}
-	if st := s.Stats(); st.Events != events+1 || st.Watches != 1 || st.Bytes < events*3000 {
+	// The server adds to its counters after the flush that sent the bookmark: wait for it.
+	st := s.Stats()
+	for deadline := time.Now().Add(5 * time.Second); st.Events < events+1 && time.Now().Before(deadline); st = s.Stats() {
+		time.Sleep(time.Millisecond)
+	}
+	if st.Events != events+1 || st.Watches != 1 || st.Bytes < events*3000 {
 		t.Fatalf("stats %+v", st)
 	}
 	// A watch resumed from the last resourceVersion continues the sequence.
