@@ -56,6 +56,22 @@
 //	go run ./bench/cmd/kinformer-runner -server http://127.0.0.1:18080 -scenario sync \
 //	    -resource pods -shards 4 -shard 0
 //
+// # A million pods
+//
+// sync-1m-pods (make bench-full) is the sync of 1,000,000 pods in 1,000 namespaces,
+// listed across all of them, kinformer and client-go once each. The stream server
+// generates them as it serves them (its lazy mode, the default above 200,000 pods:
+// templates with holes filled from each pod's index), so it needs a few MB and no
+// start-up, but serves them in JSON only: client-go-protobuf does not run there. kinformer runs with -memory-limit 2.5GiB (a soft limit, GOMEMLIMIT, that
+// the runner sets: the engine never does), which keeps its peak RSS under 3 GB; client-go
+// needs about 12 GB. By hand, with profiles:
+//
+//	go run ./bench/cmd/streamserver -addr 127.0.0.1:18080 -objects 1000000 -namespaces 1000 \
+//	    -watch-events -1
+//	go run ./bench/cmd/kinformer-runner -server http://127.0.0.1:18080 -scenario sync \
+//	    -resource pods -objects 1000000 -timeout 10m -memory-limit 2.5GiB \
+//	    -memprofile mem.pprof -cpuprofile cpu.pprof
+//
 // # The end-to-end benchmark
 //
 // kinformer and client-go's informer run as separate processes against the same server,
