@@ -1,7 +1,7 @@
 // Command benchharness runs the end-to-end list/watch benchmark (see package
 // bench/internal/harness) and writes bench/results/latest.md and its charts.
 //
-//	go run ./bench/cmd/benchharness [-plan short|full|sharded] [-runs N] [-only ID,...] [-out DIR]
+//	go run ./bench/cmd/benchharness [-plan short|full|sharded] [-runs N] [-only ID,...] [-out DIR] [-before REF]
 package main
 
 import (
@@ -25,15 +25,16 @@ func main() {
 	runs := flag.Int("runs", 0, "runs per engine and scenario (0: the plan's, 3)")
 	only := flag.String("only", "", "comma-separated scenario IDs to run (default: all of the plan)")
 	out := flag.String("out", "bench/results", "directory for latest.md and the charts")
+	before := flag.String("before", "", "a commit to hold kinformer against: its kinformer-runner runs beside the checkout's, and the report says which figures got worse")
 	analysis := flag.String("analysis", "bench/results/analysis.md", "hand-written account of the missed targets, quoted in latest.md when a target is missed (skipped if absent)")
 	flag.Parse()
-	if err := run(*plan, *runs, *only, *out, *analysis); err != nil {
+	if err := run(*plan, *runs, *only, *out, *analysis, *before); err != nil {
 		fmt.Fprintln(os.Stderr, "benchharness:", err)
 		os.Exit(1)
 	}
 }
 
-func run(planName string, runs int, only, out, analysis string) error {
+func run(planName string, runs int, only, out, analysis, before string) error {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	var p harness.Plan
@@ -67,8 +68,14 @@ func run(planName string, runs int, only, out, analysis string) error {
 	if err != nil {
 		return err
 	}
+	if before != "" {
+		if bins.Before, err = harness.BuildBefore(ctx, repo, before, tmp); err != nil {
+			return err
+		}
+	}
 	r := &harness.Runner{Bins: bins, Tmp: tmp, Log: os.Stderr, Real: harness.RealCluster}
 	rep := r.Run(ctx, p)
+	rep.Before = before
 	switch text, err := os.ReadFile(analysis); {
 	case err == nil:
 		rep.Analysis = string(text)

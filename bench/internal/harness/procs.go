@@ -23,6 +23,30 @@ type Binaries struct {
 	// PBPrep writes the stream server's objects in protobuf for its -protobuf-objects
 	// (bench/clientgo/cmd/pbprep).
 	PBPrep string
+	// Before, if set, is kinformer-runner built from an earlier commit (BuildBefore): the
+	// engine Before runs it beside kinformer, so that a change is held against the code
+	// it changes, side by side in one run.
+	Before string
+}
+
+// BuildBefore builds kinformer-runner as it was at the commit ref of repo into dir (from
+// `git archive`, so the checkout is not touched) and returns its path.
+func BuildBefore(ctx context.Context, repo, ref, dir string) (string, error) {
+	src := filepath.Join(dir, "before-src")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		return "", err
+	}
+	archive := exec.CommandContext(ctx, "sh", "-c", `git -C "$1" archive --format=tar "$2" | tar -x -C "$3"`, "sh", repo, ref, src)
+	if out, err := archive.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("extracting %s: %v\n%s", ref, err, out)
+	}
+	bin := filepath.Join(dir, "kinformer-runner-before")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./bench/cmd/kinformer-runner")
+	build.Dir = src
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building kinformer-runner at %s: %v\n%s", ref, err, out)
+	}
+	return bin, os.RemoveAll(src)
 }
 
 // Build compiles the stream server, its ceiling client, both runners and pbprep into dir.

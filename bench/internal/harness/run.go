@@ -41,6 +41,8 @@ type Report struct {
 	Took     time.Duration
 	Outcomes []*Outcome
 	Ceilings map[string][]CeilingResult // by mode: frame, tokenize
+	// Before is the commit the Before engine was built from ("" when it did not run).
+	Before string
 	// Analysis is a hand-written account of why targets are missed (what the profiles
 	// show), printed after the targets when one is missed. It is written for the runs
 	// it names: a later run that misses differently needs it rewritten.
@@ -81,6 +83,10 @@ func (r *Runner) Run(ctx context.Context, plan Plan) *Report {
 		if sc.Kind == KindCeiling {
 			r.ceiling(ctx, plan.Runs, sc, rep)
 			continue
+		}
+		if r.Bins.Before != "" && slices.Contains(sc.Engines, Kinformer) && len(sc.EngineRunner) == 0 && sc.Kind != KindSharded {
+			i := slices.Index(sc.Engines, Kinformer)
+			sc.Engines = slices.Insert(slices.Clone(sc.Engines), i+1, Before)
 		}
 		outcomes := map[string]*Outcome{}
 		for _, e := range sc.Engines {
@@ -143,6 +149,8 @@ func (r *Runner) once(ctx context.Context, sc Scenario, engine, kubeconfig strin
 	case ClientGoProtobuf:
 		bin = r.Bins.ClientGo
 		args = append(args, "-protobuf")
+	case Before:
+		bin = r.Bins.Before
 	}
 	timeout := sc.Timeout
 	if timeout == 0 {

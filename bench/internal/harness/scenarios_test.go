@@ -66,10 +66,18 @@ func TestNoProtobufFromLazyServers(t *testing.T) {
 }
 
 func TestScenarioRuns(t *testing.T) {
-	for _, tc := range []struct{ max, plan, want int }{{0, 3, 3}, {1, 3, 1}, {5, 3, 3}, {2, 1, 1}} {
-		sc := Scenario{MaxRuns: tc.max}
+	for _, tc := range []struct{ max, min, plan, want int }{
+		{0, 0, 3, 3}, {1, 0, 3, 1}, {5, 0, 3, 3}, {2, 0, 1, 1},
+		{0, 5, 3, 5}, {0, 5, 7, 7},
+	} {
+		sc := Scenario{MaxRuns: tc.max, MinRuns: tc.min}
 		if got := sc.runs(tc.plan); got != tc.want {
-			t.Errorf("MaxRuns %d of a plan of %d: %d runs, want %d", tc.max, tc.plan, got, tc.want)
+			t.Errorf("MaxRuns %d, MinRuns %d of a plan of %d: %d runs, want %d", tc.max, tc.min, tc.plan, got, tc.want)
+		}
+	}
+	for _, sc := range Short().Scenarios {
+		if sc.Kind == KindLatency && sc.runs(Short().Runs) < 5 {
+			t.Errorf("%s: %d runs; a p99 is the median of at least five", sc.ID, sc.runs(Short().Runs))
 		}
 	}
 }
