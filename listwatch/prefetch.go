@@ -24,7 +24,7 @@ import (
 // the batch goes as soon as the buffer holds no other complete frame.
 const (
 	maxBatchFrames = 64
-	maxBatchBytes  = 64 << 10
+	maxBatchBytes  = readSize
 	// batchesInFlight bounds what the prefetcher reads ahead of the consumer, so a slow
 	// consumer still holds back the connection (and the server) as it did on one goroutine.
 	batchesInFlight = 2
@@ -162,8 +162,9 @@ func (p *prefetcher) close() error {
 // The zero pool (nil) keeps none.
 type batchPool struct{ free chan *frameBatch }
 
-// pooledBatches is how many batches a Client keeps: those of a couple of streams.
-const pooledBatches = 8
+// pooledBatches is how many batches a Client keeps: one stream's worth (the consumer's,
+// those in flight and the one being filled). They stay live with the Client: 192 KB.
+const pooledBatches = batchesInFlight + 2
 
 func newBatchPool() *batchPool { return &batchPool{free: make(chan *frameBatch, pooledBatches)} }
 
