@@ -82,11 +82,14 @@ cluster: cluster-bin
 # separate processes against the stream server: bench/results/latest.md and its charts.
 # `bench` is the short plan (a few minutes); `bench-full` adds 100k pods, 1 MB secrets
 # and the real apiserver.
+# BEFORE=<commit> runs that commit's kinformer-runner beside the checkout's, and the
+# report lists the figures that got worse ("nothing slower than before").
+BEFORE ?=
 bench:
-	$(GO) run ./bench/cmd/benchharness -plan short
+	$(GO) run ./bench/cmd/benchharness -plan short $(if $(BEFORE),-before $(BEFORE))
 
 bench-full: cluster-bin
-	$(GO) run ./bench/cmd/benchharness -plan full
+	$(GO) run ./bench/cmd/benchharness -plan full $(if $(BEFORE),-before $(BEFORE))
 
 # In-process Go benchmarks of each package (decode, FIFO, queue, ...).
 bench-micro:
