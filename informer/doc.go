@@ -2,8 +2,10 @@
 // and the fan-out to event handlers.
 //
 // One Informer per resource (a Factory shares them) lists and watches through its
-// reflector, pops the FIFO in arrival order, applies each change to its cache (a relist
-// atomically), and hands notifications to every registered handler:
+// reflector, pops the FIFO in arrival order, a batch at a time, applies each change to
+// its cache (a relist atomically), and hands notifications to every registered handler,
+// a batch's together (one lock and one wake-up per handler per batch), after the cache
+// has them:
 //
 //   - each handler runs on its own goroutine from its own buffer, so a slow handler never
 //     holds up the informer or the other handlers;

@@ -37,7 +37,14 @@
 // is noticed even over HTTP/1.1.
 //
 // Status says which state the loop is in (see State) and why the cache is not synced
-// (the last error), so a cache that stays empty because of a 403 says so.
+// (the last error), so a cache that stays empty because of a 403 says so. A list that
+// succeeded is in the status (Listed, the last error cleared) before the store is handed
+// it, so a caller who sees the cache synced never sees the error of an attempt before.
+//
+// Events that arrived together (the stream's optional Buffered method says another is
+// ready) are handed to a store that is a Batcher between Hold and Release, 64 at most
+// per hold, so the store's consumer on another goroutine wakes once for them; an event
+// that came alone is handed over unheld.
 //
 // A shard (Options.Shard) is data, not a state: every request of every state carries
 // it, and the reflector drops what lies outside it wherever objects arrive (list pages,
