@@ -198,10 +198,10 @@ func (f *FIFO[T]) Pop(ctx context.Context, process func(*Item[T]) error) error {
 	return f.PopBatch(ctx, 1, func(items []*Item[T]) error { return process(items[0]) })
 }
 
-// PopBatch waits for at least one item, then calls process with every queued item, up
-// to max (in order, the oldest first): a consumer that fell behind catches up with one
-// call, one lock, and its own per-batch costs paid once. limit bounds a batch (at least 1). The slice is only valid during
-// the call. The items count as popped once process returns.
+// PopBatch waits for at least one item, then calls process with the queued items, the
+// oldest first, at most limit of them (at least 1): a consumer that fell behind catches
+// up with one call, one lock, and its own per-batch costs paid once. The slice is only
+// valid during the call. The items count as popped once process returns.
 func (f *FIFO[T]) PopBatch(ctx context.Context, limit int, process func([]*Item[T]) error) error {
 	f.popping.Lock()
 	defer f.popping.Unlock()
