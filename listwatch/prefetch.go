@@ -136,6 +136,7 @@ func (p *prefetcher) next() (rawFrame, error) {
 		b, ok := <-p.full
 		if !ok {
 			p.cur = nil
+			p.pool.trim() // every batch of this stream is back: large ones need not stay
 			return rawFrame{}, p.err
 		}
 		p.cur, p.i = b, 0
@@ -180,15 +181,33 @@ func (p *batchPool) get() *frameBatch {
 	return &frameBatch{buf: make([]byte, 0, maxBatchBytes+16<<10), spans: make([]frameSpan, 0, maxBatchFrames)}
 }
 
-// put keeps b for reuse, unless the pool is full or b grew for a large object (a 1 MB
-// secret's batch is not kept for the pods that follow).
+// put keeps b for reuse, if the pool has room. A batch that grew for a large object (a
+// 1 MB secret's) is kept too, for the next one: a stream of large objects reuses its
+// buffers as the frame reader reuses its own. trim lets them go when the stream ends.
 func (p *batchPool) put(b *frameBatch) {
-	if p == nil || cap(b.buf) > 2*maxBatchBytes {
+	if p == nil {
 		return
 	}
 	b.buf, b.spans = b.buf[:0], b.spans[:0]
 	select {
 	case p.free <- b:
 	default:
+	}
+}
+
+// trim drops the batches that grew past twice the usual size.
+func (p *batchPool) trim() {
+	if p == nil {
+		return
+	}
+	for range pooledBatches {
+		select {
+		case b := <-p.free:
+			if cap(b.buf) <= 2*maxBatchBytes {
+				defer p.put(b) // after the loop, so that it is not taken again
+			}
+		default:
+			return
+		}
 	}
 }

@@ -135,3 +135,23 @@ func TestPrefetchReadsABoundedDistanceAhead(t *testing.T) {
 		t.Errorf("read %d bytes ahead of a stalled consumer, want at most %d", got, limit)
 	}
 }
+
+// A Client's pool keeps what a stream used, large batches included, until the stream
+// ends: then only the usual ones stay.
+func TestBatchPoolTrimsLargeBatchesAtTheEnd(t *testing.T) {
+	p := newBatchPool()
+	small, large := p.get(), p.get()
+	large.buf = append(large.buf, make([]byte, 1<<20)...)
+	p.put(small)
+	p.put(large)
+	if got := len(p.free); got != 2 {
+		t.Fatalf("%d batches kept while the stream runs, want 2", got)
+	}
+	p.trim()
+	if got := len(p.free); got != 1 {
+		t.Fatalf("%d batches kept after trim, want 1", got)
+	}
+	if b := p.get(); cap(b.buf) > 2*maxBatchBytes || len(b.buf) != 0 {
+		t.Errorf("kept a batch of cap %d, len %d", cap(b.buf), len(b.buf))
+	}
+}
