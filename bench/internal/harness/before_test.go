@@ -39,7 +39,7 @@ func TestAgainstBefore(t *testing.T) {
 		t.Errorf("worse %q, better %q", worse, better)
 	}
 	md := rep.Markdown()
-	for _, want := range []string{"## Against the code before (6125ac0)", "**1 of 4 figures are worse, 1 better.**",
+	for _, want := range []string{"`make bench BEFORE=6125ac0`", "## Against the code before (6125ac0)", "**1 of 4 figures are worse, 1 better.**",
 		"| `sync-10k-pods` | time to synced | 0.21 (0.2–0.22) | 0.11 (0.1–0.12) | 1.91 | **worse** |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)

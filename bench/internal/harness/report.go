@@ -184,8 +184,14 @@ func (r *Report) Markdown() string {
 	e := r.Env
 	fmt.Fprintf(&b, "# List/watch benchmark: kinformer and client-go side by side\n\n")
 	command := map[string]string{"short": "make bench", "full": "make bench-full"}[r.Plan.Mode]
-	if command == "" {
+	switch {
+	case command == "":
 		command = "go run ./bench/cmd/benchharness -plan " + r.Plan.Mode
+		if r.Before != "" {
+			command += " -before " + r.Before
+		}
+	case r.Before != "":
+		command += " BEFORE=" + r.Before
 	}
 	fmt.Fprintf(&b, "Measured %s on %s (%d cores, %.0f GiB), %s, commit %s; `%s` (%s plan, %d runs per engine and scenario, engines alternating; %s in all). ",
 		e.Date.Format("2006-01-02 15:04 MST"), orUnknown(e.CPU), e.Cores, e.MemoryGiB, e.GoVersion, orUnknown(e.Commit),
