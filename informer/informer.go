@@ -613,7 +613,15 @@ func changeNotes[T object.Object](old T, existed bool, obj T, initial bool, now 
 // handler takes one lock and one wake-up for all of them, not one per event.
 func (inf *Informer[T]) notify(n note[T]) {
 	inf.notes = append(inf.notes, n)
+	if len(inf.notes) >= maxHeldNotes {
+		inf.flushNotes()
+	}
 }
+
+// maxHeldNotes bounds the notifications held back in a batch: a handler gets the first
+// of a long batch's events before the rest are applied, and a small handler buffer
+// (HandlerOptions.BufferSize) is not overrun by one hand-off.
+const maxHeldNotes = 64
 
 // flushNotes hands the held notifications to the handlers. Called with inf.mu held.
 func (inf *Informer[T]) flushNotes() {

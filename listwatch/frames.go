@@ -64,6 +64,9 @@ type frameReader struct {
 	offset     int64
 	err        error // sticky read error
 	valid      bool  // the last frame next returned is known to be valid JSON
+	// readyAt and readyEnd are where pending found a whole valid frame (readyEnd 0: none
+	// found); fill, which moves the data, clears them.
+	readyAt, readyEnd int
 }
 
 func newFrameReader(r io.Reader, max int) *frameReader {
@@ -102,7 +105,12 @@ func (f *frameReader) next(stamp clock.Clock) (frame []byte, at int64, started t
 	// checks it, and the decoder need not check it again. Otherwise (a frame cut by the
 	// read, or not valid) the frame is split by its brackets alone, as it always was, and
 	// checked after.
-	if end, ok := jsonscan.ValidAt(f.buf[:f.end], f.start); ok && end-f.start <= f.max {
+	end, ok := f.readyEnd, f.readyAt == f.start && f.readyEnd > 0 // found by pending
+	if !ok {
+		end, ok = jsonscan.ValidAt(f.buf[:f.end], f.start)
+	}
+	f.readyEnd = 0
+	if ok && end-f.start <= f.max {
 		frame = f.buf[f.start:end]
 		f.offset += int64(len(frame))
 		f.start, f.valid = end, true
@@ -143,15 +151,30 @@ func (f *frameReader) next(stamp clock.Clock) (frame []byte, at int64, started t
 // while it was split off; false says nothing.
 func (f *frameReader) validated() bool { return f.valid }
 
-// pending reports whether anything but white space is buffered: the start of a frame,
-// most often all of it.
+// pending reports whether a whole, valid frame is buffered: next will return it without
+// reading. The end it finds is kept for next, so the frame is scanned once. (A frame the
+// buffer holds only the start of is not pending: a caller holding earlier frames hands
+// them on rather than wait for it.)
 func (f *frameReader) pending() bool {
-	return jsonscan.SkipSpace(f.buf[:f.end], f.start) < f.end
+	i := jsonscan.SkipSpace(f.buf[:f.end], f.start)
+	if i == f.end {
+		return false
+	}
+	if f.buf[i] != '{' {
+		return true // next fails at once
+	}
+	end, ok := jsonscan.ValidAt(f.buf[:f.end], i)
+	if !ok || end-i > f.max {
+		return false
+	}
+	f.readyAt, f.readyEnd = i, end
+	return true
 }
 
 // fill reads more data, compacting and growing the buffer as needed (never past max plus
 // one read). It returns the sticky error once no data is left.
 func (f *frameReader) fill() error {
+	f.readyEnd = 0
 	if f.err != nil {
 		return f.err
 	}

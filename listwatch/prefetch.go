@@ -1,6 +1,7 @@
 package listwatch
 
 import (
+	"context"
 	"errors"
 	"runtime"
 	"sync"
@@ -61,11 +62,12 @@ type prefetcher struct {
 	src   frameSource
 	stamp clock.Clock // stamps every frame when set: the consumer cannot say in advance which it will follow
 
-	full chan *frameBatch // to the consumer; closed after the last batch
-	pool *batchPool       // batches come from it and go back to it
-	done chan struct{}    // closed by close: the prefetcher stops sending
-	once sync.Once
-	err  error // how the source ended, written before full is closed
+	full  chan *frameBatch // to the consumer; closed after the last batch
+	pool  *batchPool       // batches come from it and go back to it
+	done  chan struct{}    // closed by close: the prefetcher stops sending
+	once  sync.Once
+	err   error // how the source ended, written before full is closed
+	errAt int64 // the stream offset the source gave with err
 
 	cur *frameBatch // the consumer's batch
 	i   int         // its next span
@@ -75,45 +77,46 @@ type prefetcher struct {
 // the second goroutine would only add hand-offs.
 func usePrefetch() bool { return runtime.GOMAXPROCS(0) > 1 }
 
-func newPrefetcher(src frameSource, stamp clock.Clock, pool *batchPool) *prefetcher {
+// newPrefetcher starts reading src. It stops at close, at the source's end, or at the end
+// of ctx, so that a stream its caller drops without closing still lets its goroutine go.
+func newPrefetcher(ctx context.Context, src frameSource, stamp clock.Clock, pool *batchPool) *prefetcher {
 	p := &prefetcher{src: src, stamp: stamp, full: make(chan *frameBatch, batchesInFlight), pool: pool,
 		done: make(chan struct{})}
-	go p.run()
+	go p.run(ctx)
 	return p
 }
 
 // run reads frames into batches until the source fails (io.EOF included) or close.
-func (p *prefetcher) run() {
+func (p *prefetcher) run(ctx context.Context) {
 	defer close(p.full)
 	for {
 		b := p.pool.get()
-		err := p.fill(b)
+		at, err := p.fill(b)
 		if len(b.spans) > 0 {
 			select {
 			case p.full <- b:
 			case <-p.done:
-				if err == nil {
-					err = errWatchClosed
-				}
-				p.err = err
-				return
+				err = errWatchClosed
+			case <-ctx.Done():
+				err = ctx.Err()
 			}
 		} else {
 			p.pool.put(b)
 		}
 		if err != nil {
-			p.err = err
+			p.err, p.errAt = err, at
 			return
 		}
 	}
 }
 
-// fill adds frames to b until the source has no complete one buffered or b is full.
-func (p *prefetcher) fill(b *frameBatch) error {
+// fill adds frames to b until the source has no complete one buffered or b is full. An
+// error comes with the stream offset the source gave it.
+func (p *prefetcher) fill(b *frameBatch) (int64, error) {
 	for {
 		frame, at, started, err := p.src.next(p.stamp)
 		if err != nil {
-			return err
+			return at, err
 		}
 		s := frameSpan{off: len(b.buf), n: len(frame), at: at, started: started, valid: p.src.validated() || jsonscan.Valid(frame)}
 		if p.stamp != nil {
@@ -122,13 +125,18 @@ func (p *prefetcher) fill(b *frameBatch) error {
 		b.buf = append(b.buf, frame...)
 		b.spans = append(b.spans, s)
 		if !p.src.pending() || len(b.spans) >= maxBatchFrames || len(b.buf) >= maxBatchBytes {
-			return nil
+			return 0, nil
 		}
 	}
 }
 
 // next returns the next frame, valid until the following call, or the source's error.
 func (p *prefetcher) next() (rawFrame, error) {
+	select {
+	case <-p.done: // closed: what was read ahead is not handed out any more
+		return rawFrame{}, errWatchClosed
+	default:
+	}
 	if p.cur == nil || p.i == len(p.cur.spans) {
 		if p.cur != nil {
 			p.pool.put(p.cur) // its frames are decoded, and the decoder keeps no part of them
@@ -137,7 +145,7 @@ func (p *prefetcher) next() (rawFrame, error) {
 		if !ok {
 			p.cur = nil
 			p.pool.trim() // every batch of this stream is back: large ones need not stay
-			return rawFrame{}, p.err
+			return rawFrame{at: p.errAt}, p.err
 		}
 		p.cur, p.i = b, 0
 	}

@@ -155,3 +155,56 @@ func TestBatchPoolTrimsLargeBatchesAtTheEnd(t *testing.T) {
 		t.Errorf("kept a batch of cap %d, len %d", cap(b.buf), len(b.buf))
 	}
 }
+
+// A frame the connection has brought only the start of holds back none before it.
+func TestPrefetchDoesNotWaitForAPartialFrame(t *testing.T) {
+	leakcheck.Check(t)
+	r, wr := io.Pipe()
+	defer wr.Close()
+	w := newWatchFromReader[*object.Pod](context.Background(), r, WatchOptions{}, true)
+	defer w.Close()
+	b := podEvent("b")
+	go func() { _, _ = io.WriteString(wr, podEvent("a")+b[:len(b)/2]) }()
+	got := make(chan string, 1)
+	go func() {
+		ev, err := w.Next()
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		got <- ev.Object.Name
+	}()
+	select {
+	case name := <-got:
+		if name != "a" {
+			t.Fatalf("Next = %s, want a", name)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("event a waited for the rest of event b")
+	}
+}
+
+// A watch its caller drops without Close still lets its reading goroutine go when its
+// context ends, even with a server that never stops sending.
+func TestPrefetchEndsWithItsContext(t *testing.T) {
+	leakcheck.Check(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	w := newWatchFromReader[*object.Pod](ctx, io.NopCloser(&endless{frame: []byte(podEvent("a"))}), WatchOptions{}, true)
+	if _, err := w.Next(); err != nil {
+		t.Fatal(err)
+	}
+	cancel() // and w is never closed
+}
+
+// After Close, Next hands out nothing more of what was read ahead.
+func TestPrefetchStopsAtClose(t *testing.T) {
+	leakcheck.Check(t)
+	w := newWatchFromReader[*object.Pod](context.Background(), io.NopCloser(strings.NewReader(strings.Repeat(podEvent("a"), 10))), WatchOptions{}, true)
+	if _, err := w.Next(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if ev, err := w.Next(); err == nil {
+		t.Fatalf("Next after Close = %v, want an error", ev.Object.Name)
+	}
+}

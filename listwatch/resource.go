@@ -204,8 +204,8 @@ func decodeItems[T any](d *listDecoder) ([]T, error) {
 	}
 	// As a watch is: the items are read, split and validated on a goroutine of their
 	// own while the ones before them are decoded on this one.
-	p := newPrefetcher(src, nil, d.pool)
-	defer p.close() // after an error: the reader stops once the caller closes the body
+	p := newPrefetcher(context.Background(), src, nil, d.pool) // closed below, on every return
+	defer p.close()                                            // after an error: the reader stops once the caller closes the body
 	for {
 		f, err := p.next()
 		if err == io.EOF {

@@ -113,7 +113,7 @@ func newWatchReading[T any](ctx context.Context, src frameSource, opts WatchOpti
 		if w.tracer != nil {
 			stamp = w.clock
 		}
-		w.pre = newPrefetcher(src, stamp, pool)
+		w.pre = newPrefetcher(ctx, src, stamp, pool)
 	}
 	if idle := opts.IdleTimeout; idle > 0 {
 		w.timer = w.clock.AfterFunc(idle, func() {

@@ -33,8 +33,10 @@ func (r *Reflector[T]) list(ctx context.Context, relist bool) error {
 	}
 	// The list has succeeded: the status says so before the store has it, so that a
 	// caller who sees the cache synced never sees the error of a failed attempt before.
+	listed := r.Status().Listed
 	r.update(func(st *Status) { st.Listed, st.LastError = true, nil })
 	if !r.replace(items, listRV, sh) {
+		r.update(func(st *Status) { st.Listed = listed }) // thrown away: nothing was handed over
 		return errShardChanged
 	}
 	r.recordRV(listRV)
@@ -174,8 +176,10 @@ func (r *Reflector[T]) streamList(ctx context.Context) state {
 			}
 			timer.Stop()
 			rv := ev.Object.Meta().ResourceVersion
+			listed := r.Status().Listed
 			r.update(func(st *Status) { st.Listed, st.LastError = true, nil }) // before the store has it, as in list
 			if !r.replace(items, rv, sh) {
+				r.update(func(st *Status) { st.Listed = listed })
 				end()
 				return r.refetch()
 			}

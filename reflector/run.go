@@ -66,6 +66,9 @@ func (r *Reflector[T]) fetchWhole(relist bool) state {
 // step runs s and returns the next state, or nil once ctx has ended.
 func (r *Reflector[T]) step(ctx context.Context, s state, bo *backoffState) state {
 	if ctx.Err() != nil {
+		if w, ok := s.(watching[T]); ok && w.open != nil {
+			w.open.Close() // a streaming list's stream, left open for the watch that will not come
+		}
 		return nil
 	}
 	var next state
