@@ -12,7 +12,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kinformer/kinformer/internal/testwait"
-	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 	"github.com/kinformer/kinformer/reflector"
 	"github.com/kinformer/kinformer/shard"
@@ -229,15 +228,7 @@ func TestInformerSetShardClosesOnStop(t *testing.T) {
 func TestFactorySetShard(t *testing.T) {
 	e := newShardEnv(t)
 	e.createEverywhere(t, "a")
-	nodes, err := e.client.Discover(context.Background(), "nodes")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range []string{"n1", "n2", "n3"} {
-		if _, err := listwatch.For[*object.Raw](e.client, nodes, "").Create(context.Background(), &object.Raw{ObjectMeta: object.ObjectMeta{Name: n}}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	e.createNodes(t, "n1", "n2", "n3")
 	f := NewFactory(e.client, FactoryOptions{Reflector: fastReflector(), Shard: quarterNamespaces})
 	defer f.Shutdown()
 	ctx := context.Background()

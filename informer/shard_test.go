@@ -59,6 +59,20 @@ func (e *shardEnv) createIn(t *testing.T, ns, name string) {
 	e.lastRV = p.ResourceVersion
 }
 
+// createNodes creates cluster-scoped objects, which no shard by namespace divides.
+func (e *shardEnv) createNodes(t *testing.T, names ...string) {
+	t.Helper()
+	nodes, err := e.client.Discover(context.Background(), "nodes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names {
+		if _, err := listwatch.For[*object.Raw](e.client, nodes, "").Create(context.Background(), &object.Raw{ObjectMeta: object.ObjectMeta{Name: n}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // createEverywhere creates a pod named name in each of the 20 namespaces.
 func (e *shardEnv) createEverywhere(t *testing.T, name string) {
 	t.Helper()
@@ -199,15 +213,7 @@ func TestShardedInformerCachesTheShard(t *testing.T) {
 func TestFactoryShard(t *testing.T) {
 	e := newShardEnv(t)
 	e.createEverywhere(t, "a")
-	nodes, err := e.client.Discover(context.Background(), "nodes")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range []string{"n1", "n2", "n3"} {
-		if _, err := listwatch.For[*object.Raw](e.client, nodes, "").Create(context.Background(), &object.Raw{ObjectMeta: object.ObjectMeta{Name: n}}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	e.createNodes(t, "n1", "n2", "n3")
 	f := NewFactory(e.client, FactoryOptions{Reflector: fastReflector(), Shard: lowerNamespaces})
 	defer f.Shutdown()
 	ctx := context.Background()

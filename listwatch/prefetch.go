@@ -154,6 +154,16 @@ func (p *prefetcher) next() (rawFrame, error) {
 	return rawFrame{data: p.cur.buf[s.off : s.off+s.n : s.off+s.n], at: s.at, started: s.started, read: s.read, valid: s.valid}, nil
 }
 
+// nextFrame is the next frame of src: from p, which reads src ahead, or read here when
+// p is nil. The frame is valid until the following call.
+func nextFrame(p *prefetcher, src frameSource, stamp clock.Clock) (rawFrame, error) {
+	if p != nil {
+		return p.next()
+	}
+	data, at, started, err := src.next(stamp)
+	return rawFrame{data: data, at: at, started: started, valid: err == nil && src.validated()}, err
+}
+
 // buffered reports whether next would return without waiting for the connection.
 func (p *prefetcher) buffered() bool {
 	return p.cur != nil && p.i < len(p.cur.spans) || len(p.full) > 0

@@ -174,49 +174,30 @@ func decodeItems[T any](d *listDecoder) ([]T, error) {
 	d.in.limit = math.MaxInt64 // the frame reader bounds each item itself
 	src := &itemSource{fr: newFrameReader(io.MultiReader(d.dec.Buffered(), d.in), d.max)}
 	items := []T{}
-	decodeItem := func(frame []byte, valid bool) error {
-		if !valid && !jsonscan.Valid(frame) {
-			var v any
-			return fmt.Errorf("item %d: %w", len(items), json.Unmarshal(frame, &v))
+	// As a watch is (see prefetcher): with prefetch, the items are read, split and
+	// validated on a goroutine of their own while the ones before them are decoded here.
+	var p *prefetcher
+	if d.prefetch {
+		p = newPrefetcher(context.Background(), src, nil, d.pool)
+		defer p.close() // after an error: the reader stops once the caller closes the body
+	}
+	for {
+		f, err := nextFrame(p, src, nil)
+		if err == io.EOF {
+			break // a prefetcher has stopped: src is this goroutine's again
 		}
-		obj, err := codec.DecodeUnvalidated[T](frame, d.decode)
 		if err != nil {
-			return fmt.Errorf("item %d: %w", len(items), err)
+			return nil, err
+		}
+		if !f.valid && !jsonscan.Valid(f.data) {
+			var v any
+			return nil, fmt.Errorf("item %d: %w", len(items), json.Unmarshal(f.data, &v))
+		}
+		obj, err := codec.DecodeUnvalidated[T](f.data, d.decode)
+		if err != nil {
+			return nil, fmt.Errorf("item %d: %w", len(items), err)
 		}
 		items = append(items, obj)
-		return nil
-	}
-	if !d.prefetch {
-		for {
-			frame, _, _, err := src.next(nil)
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				return nil, err
-			}
-			if err := decodeItem(frame, src.validated()); err != nil {
-				return nil, err
-			}
-		}
-		d.rest = src.fr.rest()
-		return items, nil
-	}
-	// As a watch is: the items are read, split and validated on a goroutine of their
-	// own while the ones before them are decoded on this one.
-	p := newPrefetcher(context.Background(), src, nil, d.pool) // closed below, on every return
-	defer p.close()                                            // after an error: the reader stops once the caller closes the body
-	for {
-		f, err := p.next()
-		if err == io.EOF {
-			break // the prefetcher has stopped: src is this goroutine's again
-		}
-		if err != nil {
-			return nil, err
-		}
-		if err := decodeItem(f.data, f.valid); err != nil {
-			return nil, err
-		}
 	}
 	d.rest = src.fr.rest()
 	return items, nil

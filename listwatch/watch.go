@@ -187,11 +187,7 @@ func (w *Watch[T]) next() (Event[T], error) {
 
 // frame is the next frame, from the prefetcher or read here.
 func (w *Watch[T]) frame(stamp clock.Clock) (rawFrame, error) {
-	if w.pre != nil {
-		return w.pre.next()
-	}
-	data, at, started, err := w.src.next(stamp)
-	return rawFrame{data: data, at: at, started: started, valid: err == nil && w.src.validated()}, err
+	return nextFrame(w.pre, w.src, stamp)
 }
 
 // Buffered reports whether Next has an event ready that it would return without waiting
