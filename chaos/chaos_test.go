@@ -13,6 +13,7 @@ import (
 
 	"github.com/kinformer/kinformer/fakekubelet"
 	"github.com/kinformer/kinformer/internal/overshoot"
+	"github.com/kinformer/kinformer/internal/testwait"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 )
@@ -101,7 +102,9 @@ func TestChaos(t *testing.T) {
 		}
 		r.kinds[f.kind]++
 		r.faults++
-		time.Sleep(time.Duration(50+rng.IntN(200)) * time.Millisecond)
+		if !pause(ctx, time.Duration(50+rng.IntN(200))*time.Millisecond) {
+			t.Fatalf("after fault %d: %v", n, ctx.Err())
+		}
 		if n%*quietEvery == 0 || n == *faultsWanted {
 			r.quiet(t, ctx, eng, wr, proxy, direct, ns)
 		}
@@ -196,12 +199,24 @@ func pick(rng *rand.Rand, n int, proxy *Proxy) fault {
 func hold(d time.Duration, undo func()) func(ctx context.Context) error {
 	return func(ctx context.Context) error {
 		defer undo()
-		select {
-		case <-ctx.Done():
+		if !pause(ctx, d) {
 			return ctx.Err()
-		case <-time.After(d):
-			return nil
 		}
+		return nil
+	}
+}
+
+// pause paces the harness's scripts (the gaps between faults, between the writers'
+// writes): it returns true after d, or false as soon as ctx ends, so that a stopped
+// script stops at once rather than at the end of its gap.
+func pause(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
 }
 
@@ -229,27 +244,20 @@ func (r *report) quiet(t *testing.T, ctx context.Context, eng *engine, wr *write
 	wr.paused.Store(true)
 	defer wr.paused.Store(false)
 	start := time.Now()
-	deadline := start.Add(90 * time.Second)
 	why := ""
-	for time.Now().Before(deadline) {
-		ok := true
+	if testwait.Every(50*time.Millisecond).Poll(90*time.Second, func() bool {
 		for _, w := range eng.watched {
 			if good, diff := w.converged(ctx); !good {
-				ok, why = false, diff
-				break
+				why = diff
+				return false
 			}
 		}
-		if ok {
-			if good, diff := deploymentsDone(ctx, direct, ns); !good {
-				ok, why = false, diff
-			}
-		}
-		if ok {
-			took := time.Since(start)
-			r.convergence = append(r.convergence, took)
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
+		good, diff := deploymentsDone(ctx, direct, ns)
+		why = diff
+		return good
+	}) {
+		r.convergence = append(r.convergence, time.Since(start))
+		return
 	}
 	r.divergences++
 	t.Errorf("no convergence 90 s after fault %d: %s", r.faults, why)

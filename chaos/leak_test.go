@@ -137,7 +137,9 @@ func leakRun(t *testing.T, ctx context.Context, direct *listwatch.Client, ns str
 		if err := burstFault(rng, n, proxy).run(ctx); err != nil {
 			t.Fatalf("fault %d: %v", n, err)
 		}
-		time.Sleep(time.Duration(50+rng.IntN(150)) * time.Millisecond)
+		if !pause(ctx, time.Duration(50+rng.IntN(150))*time.Millisecond) {
+			t.Fatalf("after fault %d: %v", n, ctx.Err())
+		}
 	}
 	r := &report{kinds: map[string]int{}, faults: *leakFaults}
 	r.quiet(t, ctx, eng, wr, proxy, direct, ns)

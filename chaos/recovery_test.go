@@ -88,21 +88,28 @@ contexts: [{name: chaos, context: {cluster: chaos, user: admin, namespace: %s}}]
 		}
 		return o.ResourceVersion
 	}
+	// cut is every client connection the round's fault reset: the write waits until the
+	// proxy has dropped them all, so that it comes once the fault has landed.
+	var cut []*faultConn
+	resetAll := func() {
+		cut = append(cut, openConns(proxy)...)
+		proxy.ResetAll()
+	}
 	scenarios := []struct {
 		name  string
 		fault func()
 	}{
-		{"one reset after 6 s of healthy streaming", func() { time.Sleep(6 * time.Second); proxy.ResetAll() }},
+		{"one reset after 6 s of healthy streaming", func() { time.Sleep(6 * time.Second); resetAll() }},
 		{"three resets 300 ms apart", func() {
 			for range 3 {
-				proxy.ResetAll()
+				resetAll()
 				time.Sleep(300 * time.Millisecond)
 			}
 		}},
 		{"one reset after a 429 answered the previous watch", func() {
 			time.Sleep(6 * time.Second)
 			proxy.FailEach(429)
-			proxy.ResetAll()
+			resetAll()
 		}},
 	}
 	var report strings.Builder
@@ -113,8 +120,13 @@ contexts: [{name: chaos, context: {cluster: chaos, user: admin, namespace: %s}}]
 		downtimes := make([][]time.Duration, len(engines))
 		for range *recoveryRounds {
 			round++
+			cut = nil
 			sc.fault()
-			time.Sleep(20 * time.Millisecond)
+			if len(cut) == 0 {
+				t.Fatalf("round %d: the fault reset no connection: the engines were not connected", round)
+			}
+			testwait.Every(time.Millisecond).Eventually(t, 10*time.Second, func() bool { return dropped(proxy, cut) },
+				"round %d: the proxy still holds connections the fault reset", round)
 			written := time.Now()
 			rv := write(round)
 			for i, e := range engines {
@@ -139,6 +151,29 @@ contexts: [{name: chaos, context: {cluster: chaos, user: admin, namespace: %s}}]
 			f.Close()
 		}
 	}
+}
+
+// openConns returns p's client connections now.
+func openConns(p *Proxy) []*faultConn {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	conns := make([]*faultConn, 0, len(p.conns))
+	for c := range p.conns {
+		conns = append(conns, c)
+	}
+	return conns
+}
+
+// dropped reports whether p has closed and forgotten every one of conns.
+func dropped(p *Proxy, conns []*faultConn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range conns {
+		if _, ok := p.conns[c]; ok {
+			return false
+		}
+	}
+	return true
 }
 
 // lineProc is a process whose output lines are timestamped as they arrive.

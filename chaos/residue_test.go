@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kinformer/kinformer/internal/leakcheck"
+	"github.com/kinformer/kinformer/internal/testwait"
 )
 
 // What a process holds once the engine has stopped: its goroutines, and its live heap
@@ -29,11 +30,11 @@ func goroutinesNow() goroutineSet { return leakcheck.Goroutines() }
 // not compared.
 func waitGoroutines(base goroutineSet, d time.Duration, tidy func()) []string {
 	compared := func(stack string) bool { return !strings.Contains(stack, "internal/cluster.(*Cluster).launch") }
-	deadline := time.Now().Add(d)
-	for {
+	var diff []string
+	testwait.Every(20*time.Millisecond).Poll(d, func() bool {
 		tidy()
 		now := goroutinesNow()
-		var diff []string
+		diff = nil
 		for id, stack := range now {
 			if _, ok := base[id]; !ok && compared(stack) {
 				diff = append(diff, "new: "+stack)
@@ -44,12 +45,10 @@ func waitGoroutines(base goroutineSet, d time.Duration, tidy func()) []string {
 				diff = append(diff, "gone: "+stack)
 			}
 		}
-		if len(diff) == 0 || time.Now().After(deadline) {
-			slices.Sort(diff)
-			return diff
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return len(diff) == 0
+	})
+	slices.Sort(diff)
+	return diff
 }
 
 // heapSample is the live heap after a full collection. With runtime.MemProfileRate at

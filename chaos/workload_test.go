@@ -64,8 +64,7 @@ func startWriters(ctx context.Context, direct *listwatch.Client, ns string, seed
 		defer wg.Done()
 		rng := rand.New(rand.NewPCG(seed, 7))
 		live := map[int]bool{}
-		for n := 0; runCtx.Err() == nil; n++ {
-			time.Sleep(time.Duration(20+rng.IntN(40)) * time.Millisecond)
+		for n := 0; pause(runCtx, time.Duration(20+rng.IntN(40))*time.Millisecond); n++ {
 			if w.paused.Load() {
 				continue
 			}
@@ -109,8 +108,7 @@ func startWriters(ctx context.Context, direct *listwatch.Client, ns string, seed
 	go func() { // Deployments: scale and roll out now and then
 		defer wg.Done()
 		rng := rand.New(rand.NewPCG(uint64(seed)+3, 7))
-		for n := 0; runCtx.Err() == nil; n++ {
-			time.Sleep(time.Duration(500+rng.IntN(1500)) * time.Millisecond)
+		for n := 0; pause(runCtx, time.Duration(500+rng.IntN(1500))*time.Millisecond); n++ {
 			if w.paused.Load() {
 				continue
 			}

@@ -203,8 +203,12 @@ func TestDeploymentControllerWithKubectlRollout(t *testing.T) {
 		rollout("paused")
 		kubectl(t, "rollout", "pause", "-n", ns, "deployment/paused")
 		kubectl(t, "set", "image", "-n", ns, "deployment/paused", "nginx=nginx:1.28")
-		time.Sleep(2 * time.Second)
-		d := h.get(t, "paused")
+		// Until the controller has synced the new template (observedGeneration): a sync
+		// that rolled would have made the new ReplicaSet before writing the status.
+		gen := h.get(t, "paused").Generation
+		var d *object.Deployment
+		clusterPoll.Eventually(t, 30*time.Second, func() bool { d = h.get(t, "paused"); return d.Status.ObservedGeneration >= gen },
+			"observedGeneration %d, want %d", testwait.Lazy(func() any { return d.Status.ObservedGeneration }), gen)
 		if n := len(h.owned(t, d)); n != 1 {
 			t.Errorf("%d ReplicaSets while paused: the rollout progressed", n)
 		}

@@ -118,8 +118,12 @@ func TestWatchFromCompactedRevisionIsGone(t *testing.T) {
 	for i := range 5 {
 		kubectl(t, "-n", ns, "create", "configmap", fmt.Sprintf("churn-%d", i))
 	}
-	// The apiserver compacts etcd every 5 s (see TestMain); wait for two rounds.
-	time.Sleep(11 * time.Second)
+	// The apiserver compacts etcd every 5 s (see TestMain), to where the previous round
+	// was: wait until the revision is compacted away, as an exact list at it shows.
+	clusterPoll.Eventually(t, 30*time.Second, func() bool {
+		_, err := cms.List(ctx, listwatch.ListOptions{ResourceVersion: old.ResourceVersion, ResourceVersionMatch: "Exact"})
+		return object.IsGone(err)
+	}, "rv %s still listable: not compacted", old.ResourceVersion)
 	w, err := cms.Watch(ctx, listwatch.WatchOptions{ResourceVersion: old.ResourceVersion})
 	if err == nil {
 		defer w.Close()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"syscall"
 	"testing"
@@ -321,8 +323,10 @@ func TestLeaderElectionAgainstRealAPIServer(t *testing.T) {
 	}
 
 	// A standby again, then SIGTERM on the leader: it releases the lease on its way out.
-	startManager(t, le("e2e-c")...)
-	time.Sleep(2 * retry)
+	_, cAddr := startManager(t, le("e2e-c")...)
+	clusterPoll.Eventually(t, 30*time.Second, func() bool {
+		return ready(cAddr) && metric(t, cAddr, `leader_election_master_status{name="kinformer-controller-manager"}`) == "0"
+	}, "the new manager is not a ready standby")
 	code, took := b.signal(t, syscall.SIGTERM)
 	if code != 0 {
 		t.Errorf("the leader exited %d on SIGTERM, want 0:\n%s", code, b.output())
@@ -341,4 +345,16 @@ func TestLeaderElectionAgainstRealAPIServer(t *testing.T) {
 	if first, snapshots := over.Stop(); first != "" {
 		t.Errorf("a ReplicaSet overshot its spec (%d snapshots): %s", snapshots, first)
 	}
+}
+
+// ready reports whether the manager serving its plain HTTP endpoints at addr answers
+// /readyz with 200: its caches are synced, a standby ready to take over.
+func ready(addr string) bool {
+	resp, err := http.Get("http://" + addr + "/readyz")
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode == http.StatusOK
 }

@@ -90,12 +90,10 @@ func TestServiceAccountScopedToOneNamespace(t *testing.T) {
 
 	// Cluster-wide: forbidden, reported in the status as soon as the list is refused.
 	var st informer.SyncStatus
-	for st = everywhere.Status(); !object.IsForbidden(st.LastError); st = everywhere.Status() {
-		if time.Since(started) > 10*time.Second {
-			t.Fatalf("no forbidden status after 10s: %+v", st)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testwait.Every(time.Millisecond).Eventually(t, 10*time.Second, func() bool {
+		st = everywhere.Status()
+		return object.IsForbidden(st.LastError)
+	}, "no forbidden status: %+v", testwait.Lazy(func() any { return st }))
 	forbiddenAfter := time.Since(started)
 	t.Logf("cluster-wide informer: forbidden after %v: %v", forbiddenAfter, st.LastError)
 	if forbiddenAfter > time.Second {

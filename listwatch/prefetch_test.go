@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -77,37 +78,61 @@ func TestPrefetchDoesNotWaitToFillABatch(t *testing.T) {
 }
 
 // Close from another goroutine ends a Next blocked on a silent connection, and the
-// prefetcher's goroutine ends with it.
+// prefetcher's goroutine ends with it. In a synctest bubble, synctest.Wait returns once
+// Next waits for a batch and the prefetcher for the pipe, so Close is known to meet a
+// blocked Next; a Close that did not end it would leave the bubble deadlocked, and the
+// 5 s timer would fire at once.
 func TestPrefetchCloseEndsABlockedNext(t *testing.T) {
 	leakcheck.Check(t)
-	r, wr := io.Pipe()
-	defer wr.Close()
-	w := newWatchFromReader[*object.Pod](context.Background(), r, WatchOptions{}, true)
-	done := make(chan error, 1)
-	go func() {
-		_, err := w.Next()
-		done <- err
-	}()
-	time.Sleep(10 * time.Millisecond) // let Next block (it must end either way)
-	w.Close()
-	select {
-	case err := <-done:
-		if err == nil {
-			t.Fatal("Next returned no error after Close")
+	synctest.Test(t, func(t *testing.T) {
+		r, wr := io.Pipe()
+		defer wr.Close()
+		w := newWatchFromReader[*object.Pod](context.Background(), r, WatchOptions{}, true)
+		done := make(chan error, 1)
+		go func() {
+			_, err := w.Next()
+			done <- err
+		}()
+		synctest.Wait()
+		select {
+		case err := <-done:
+			t.Fatalf("Next returned (%v) on a silent connection before Close", err)
+		default:
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Next still blocked 5s after Close")
-	}
+		w.Close()
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Fatal("Next returned no error after Close")
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("Next still blocked 5s after Close")
+		}
+	})
 }
 
-// endless is a server that never stops sending; it counts what was read of it.
+// endless is a server that never stops sending; it counts what was read of it. With a
+// limit, it sends that many bytes and then fails every read, noting that it was asked
+// for more (overrun).
 type endless struct {
-	frame []byte
-	off   int
-	read  atomic.Int64
+	frame   []byte
+	off     int
+	read    atomic.Int64
+	limit   int64
+	overrun atomic.Bool
 }
+
+var errOverrun = errors.New("endless: read past the limit")
 
 func (e *endless) Read(p []byte) (int, error) {
+	if e.limit > 0 {
+		left := e.limit - e.read.Load()
+		if left <= 0 {
+			e.overrun.Store(true)
+			return 0, errOverrun
+		}
+		p = p[:min(int64(len(p)), left)]
+	}
 	n := 0
 	for n < len(p) {
 		c := copy(p[n:], e.frame[e.off:])
@@ -119,21 +144,30 @@ func (e *endless) Read(p []byte) (int, error) {
 }
 
 // A consumer that stops taking events stops the reading too: the prefetcher is at most
-// a few batches ahead, as the connection's own buffers would be.
+// a few batches ahead, as the connection's own buffers would be. In a synctest bubble,
+// synctest.Wait returns once the prefetcher is durably blocked (the source never is):
+// it has read ahead as far as it ever will, and the batches it queued show that it did
+// read ahead. A prefetcher with no bound, which would never block, meets the source's
+// limit instead: its read fails, it stops, and the test fails.
 func TestPrefetchReadsABoundedDistanceAhead(t *testing.T) {
 	leakcheck.Check(t)
-	src := &endless{frame: []byte(podEvent("a"))}
-	w := newWatchFromReader[*object.Pod](context.Background(), io.NopCloser(src), WatchOptions{}, true)
-	defer w.Close()
-	if _, err := w.Next(); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(50 * time.Millisecond) // time to read ahead as far as it may
-	// The consumer's batch, batchesInFlight queued, the one being filled, and a read.
-	limit := int64((batchesInFlight+2)*(maxBatchBytes+len(src.frame)) + readSize)
-	if got := src.read.Load(); got > limit {
-		t.Errorf("read %d bytes ahead of a stalled consumer, want at most %d", got, limit)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		src := &endless{frame: []byte(podEvent("a"))}
+		// The consumer's batch, batchesInFlight queued, the one being filled, and a read.
+		src.limit = int64((batchesInFlight+2)*(maxBatchBytes+len(src.frame)) + readSize)
+		w := newWatchFromReader[*object.Pod](context.Background(), io.NopCloser(src), WatchOptions{}, true)
+		defer w.Close()
+		if _, err := w.Next(); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait() // the prefetcher waits for the consumer, or has stopped at the limit
+		if src.overrun.Load() {
+			t.Fatalf("asked to read more than %d bytes ahead of a stalled consumer", src.limit)
+		}
+		if n := len(w.pre.full); n != batchesInFlight {
+			t.Errorf("%d batches queued for a stalled consumer, want %d; read %d bytes", n, batchesInFlight, src.read.Load())
+		}
+	})
 }
 
 // A Client's pool keeps what a stream used, large batches included, until the stream

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -77,29 +78,36 @@ func TestNeverOnTwoWorkers(t *testing.T) {
 	q.Done("never-got") // harmless
 }
 
+// TestShutDown runs in a synctest bubble: synctest.Wait returns once the second Get is
+// parked on the queue's condition variable, so ShutDown is known to wake a blocked Get,
+// not to beat it to the lock. A ShutDown that did not wake it would leave the bubble
+// deadlocked, which fails the test.
 func TestShutDown(t *testing.T) {
 	leakcheck.Check(t)
-	q := New(Options[int]{})
-	q.Add(1)
-	got := make(chan bool)
-	go func() {
-		q.Get() // 1
-		_, shutdown := q.Get()
-		got <- shutdown
-	}()
-	// Not a clock's wait: Get blocks on a condition variable, and nothing outside the
-	// queue shows that it does, so the sleep only makes it likely that ShutDown finds the
-	// second Get waiting. When it does not, Get sees the shutdown on entry and the test
-	// still passes, as it should: it can only fail when shutdown is not reported.
-	time.Sleep(20 * time.Millisecond)
-	q.ShutDown()
-	if !<-got {
-		t.Error("a blocked Get must return shutdown")
-	}
-	q.Add(2)
-	if q.Len() != 0 {
-		t.Error("Add after ShutDown must be ignored")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		q := New(Options[int]{})
+		q.Add(1)
+		got := make(chan bool, 1)
+		go func() {
+			q.Get() // 1
+			_, shutdown := q.Get()
+			got <- shutdown
+		}()
+		synctest.Wait()
+		select {
+		case shutdown := <-got:
+			t.Fatalf("the second Get returned (shutdown %v) from an empty queue before ShutDown", shutdown)
+		default:
+		}
+		q.ShutDown()
+		if !<-got {
+			t.Error("a blocked Get must return shutdown")
+		}
+		q.Add(2)
+		if q.Len() != 0 {
+			t.Error("Add after ShutDown must be ignored")
+		}
+	})
 }
 
 func TestShutDownHandsOutQueuedItems(t *testing.T) {
@@ -304,32 +312,43 @@ func TestConcurrentProducersAndWorkers(t *testing.T) {
 	}
 }
 
+// TestParallelizeUntil runs the pieces in a synctest bubble, each held until the test
+// lets it go: after each synctest.Wait every worker that can start a piece has, so the
+// pieces running are exactly as many as ParallelizeUntil runs at once, never a guess of
+// how long a piece must last for the workers to overlap.
 func TestParallelizeUntil(t *testing.T) {
 	leakcheck.Check(t)
-	var seen [100]atomic.Int32
-	var running, peak atomic.Int32
-	ParallelizeUntil(context.Background(), 4, 100, func(_ context.Context, i int) {
-		n := running.Add(1)
-		for {
-			p := peak.Load()
-			if n <= p || peak.CompareAndSwap(p, n) {
+	const workers, pieces = 4, 100
+	synctest.Test(t, func(t *testing.T) {
+		var seen [pieces]atomic.Int32
+		var running atomic.Int32
+		release := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			ParallelizeUntil(context.Background(), workers, pieces, func(_ context.Context, i int) {
+				running.Add(1)
+				<-release
+				seen[i].Add(1)
+				running.Add(-1)
+			})
+		}()
+		for left := pieces; left > 0; left-- {
+			synctest.Wait() // every worker is in a piece, or done
+			if n, want := running.Load(), int32(min(workers, left)); n != want {
+				t.Errorf("%d pieces running at once with %d workers and %d pieces left, want %d", n, workers, left, want)
 				break
 			}
+			release <- struct{}{}
 		}
-		// ParallelizeUntil takes no clock: a piece must last long enough in real time
-		// for the workers to overlap, or the peak below would not measure the bound.
-		time.Sleep(time.Millisecond)
-		seen[i].Add(1)
-		running.Add(-1)
+		close(release) // after a failure, the pieces left run through
+		<-done
+		for i := range seen {
+			if seen[i].Load() != 1 {
+				t.Fatalf("piece %d ran %d times", i, seen[i].Load())
+			}
+		}
 	})
-	for i := range seen {
-		if seen[i].Load() != 1 {
-			t.Fatalf("piece %d ran %d times", i, seen[i].Load())
-		}
-	}
-	if peak.Load() > 4 {
-		t.Errorf("%d pieces ran at once with 4 workers", peak.Load())
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var ran atomic.Int32
 	ParallelizeUntil(ctx, 2, 1000, func(_ context.Context, i int) {

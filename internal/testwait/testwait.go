@@ -8,11 +8,11 @@ import (
 	"time"
 )
 
-// DefaultInterval is how long Eventually and Until sleep between two checks.
+// DefaultInterval is how long Eventually, Until and Poll sleep between two checks.
 const DefaultInterval = 10 * time.Millisecond
 
-// Poller polls at a fixed interval. The package functions Eventually and Until poll at
-// DefaultInterval, as does the zero Poller; Every makes a Poller for a wait that must
+// Poller polls at a fixed interval. The package functions Eventually, Until and Poll poll
+// at DefaultInterval, as does the zero Poller; Every makes a Poller for a wait that must
 // poll more or less often (a real cluster, a sampling loop, a test that times a change).
 type Poller struct{ interval time.Duration }
 
@@ -41,6 +41,17 @@ func Until(t testing.TB, timeout time.Duration, check func() string, format stri
 	t.Helper()
 	Poller{interval: DefaultInterval}.Until(t, timeout, check, format, args...)
 }
+
+// Poll calls cond, in the calling goroutine, until it returns true or timeout has
+// passed, and reports whether it returned true. It fails nothing: it is for a wait whose
+// caller reports a timeout itself, because it goes on after it (counting the miss,
+// logging what it saw) or returns what it found to a caller that decides.
+func Poll(timeout time.Duration, cond func() bool) bool {
+	return Poller{interval: DefaultInterval}.Poll(timeout, cond)
+}
+
+// Poll is the package's Poll, polling at p's interval.
+func (p Poller) Poll(timeout time.Duration, cond func() bool) bool { return p.poll(timeout, cond) }
 
 // Eventually is the package's Eventually, polling at p's interval.
 func (p Poller) Eventually(t testing.TB, timeout time.Duration, cond func() bool, format string, args ...any) {

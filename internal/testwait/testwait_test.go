@@ -97,6 +97,22 @@ func TestUntilReportsTheLastCheck(t *testing.T) {
 	}
 }
 
+func TestPollReportsWithoutFailing(t *testing.T) {
+	var calls int
+	if !Poll(5*time.Second, func() bool { calls++; return calls == 3 }) || calls != 3 {
+		t.Errorf("Poll = false or %d calls, want true at the third", calls)
+	}
+	calls = 0
+	start := time.Now()
+	if Every(20*time.Millisecond).Poll(50*time.Millisecond, func() bool { calls++; return false }) {
+		t.Error("Poll of a condition that never holds = true")
+	}
+	// Calls at about 0, 20, 40 and 60 ms: the last after the deadline.
+	if took := time.Since(start); took < 50*time.Millisecond || took > 5*time.Second || calls < 2 || calls > 5 {
+		t.Errorf("gave up after %v and %d calls, want 50ms and about 4", took, calls)
+	}
+}
+
 func TestEveryPollsAtItsInterval(t *testing.T) {
 	var calls int
 	start := time.Now()

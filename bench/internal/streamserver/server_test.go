@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kinformer/kinformer/internal/testwait"
 )
 
 func start(t testing.TB, o Options) (*Server, string) {
@@ -324,10 +326,9 @@ func TestWatch(t *testing.T) {
 		t.Fatalf("after the events: %v %+v", err, ev)
 	}
 	// The server adds to its counters after the flush that sent the bookmark: wait for it.
-	st := s.Stats()
-	for deadline := time.Now().Add(5 * time.Second); st.Events < events+1 && time.Now().Before(deadline); st = s.Stats() {
-		time.Sleep(time.Millisecond)
-	}
+	var st Stats
+	testwait.Every(time.Millisecond).Eventually(t, 5*time.Second, func() bool { st = s.Stats(); return st.Events >= events+1 },
+		"stats %+v, want %d events counted", testwait.Lazy(func() any { return st }), events+1)
 	if st.Events != events+1 || st.Watches != 1 || st.Bytes < events*3000 {
 		t.Fatalf("stats %+v", st)
 	}
