@@ -8,23 +8,17 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/kinformer/kinformer/clock"
+	"github.com/kinformer/kinformer/lease"
 	"github.com/kinformer/kinformer/listwatch"
 )
 
 // The timings kube-controller-manager uses unless its flags say otherwise.
 const (
-	DefaultLeaseDuration = 15 * time.Second
-	DefaultRenewDeadline = 10 * time.Second
-	DefaultRetryPeriod   = 2 * time.Second
+	DefaultLeaseDuration = lease.DefaultLeaseDuration
+	DefaultRenewDeadline = lease.DefaultRenewDeadline
+	DefaultRetryPeriod   = lease.DefaultRetryPeriod
 )
-
-// jitterFactor stretches each wait between acquisition attempts by up to this fraction of
-// RetryPeriod. Candidates started together (a rollout restarts them all) would otherwise
-// poll the lease in lock-step; optimistic concurrency keeps that correct, but every
-// round would then cost one conflict per loser.
-const jitterFactor = 0.2
-
-func maxJitter(d time.Duration) time.Duration { return time.Duration(jitterFactor * float64(d)) }
 
 // Config says which Lease to contend for, as whom, how fast, and what to run as leader.
 type Config struct {
@@ -59,6 +53,12 @@ type Config struct {
 	// Registerer, when set, receives the gauge leader_election_master_status{name=Name}:
 	// 1 while this elector leads, 0 otherwise.
 	Registerer prometheus.Registerer
+
+	// Clock is the only time the elector reads: its waits, the timeouts of its requests,
+	// its renew deadline and its view of other holders' expiry. nil means clock.Real,
+	// whose readings carry Go's monotonic clock, so a process frozen past its renew
+	// deadline (SIGSTOP, a suspended VM) stops leading the moment it wakes.
+	Clock clock.Clock
 }
 
 // Callbacks are what the elector runs as leadership comes and goes.
@@ -79,16 +79,18 @@ type Callbacks struct {
 	OnNewLeader func(identity string)
 }
 
-// withDefaults returns c with its zero timings replaced by the defaults.
+// timing is the Config's timings as package lease takes them.
+func (c Config) timing() lease.Timing {
+	return lease.Timing{LeaseDuration: c.LeaseDuration, RenewDeadline: c.RenewDeadline, RetryPeriod: c.RetryPeriod}
+}
+
+// withDefaults returns c with its zero timings replaced by the defaults, and the real
+// clock when it has none.
 func (c Config) withDefaults() Config {
-	if c.LeaseDuration == 0 {
-		c.LeaseDuration = DefaultLeaseDuration
-	}
-	if c.RenewDeadline == 0 {
-		c.RenewDeadline = DefaultRenewDeadline
-	}
-	if c.RetryPeriod == 0 {
-		c.RetryPeriod = DefaultRetryPeriod
+	t := c.timing().WithDefaults()
+	c.LeaseDuration, c.RenewDeadline, c.RetryPeriod = t.LeaseDuration, t.RenewDeadline, t.RetryPeriod
+	if c.Clock == nil {
+		c.Clock = clock.Real{}
 	}
 	return c
 }
@@ -107,24 +109,10 @@ func (c Config) validate() error {
 	if c.Callbacks.OnStartedLeading == nil {
 		errs = append(errs, errors.New("Callbacks.OnStartedLeading is required"))
 	}
-	if c.RetryPeriod < 0 || c.RenewDeadline < 0 || c.LeaseDuration < 0 {
-		errs = append(errs, errors.New("durations must not be negative"))
-	}
-	// The leader stops acting RenewDeadline after its last renewal; the others take over
-	// no sooner than LeaseDuration after they saw that renewal, which is later still. The
-	// gap between the two is what keeps an old and a new leader from overlapping: it
-	// absorbs clocks that run at slightly different rates and the time a cancelled
+	// The gap between RenewDeadline and LeaseDuration also covers the time a cancelled
 	// OnStartedLeading takes to notice.
-	if c.LeaseDuration <= c.RenewDeadline {
-		errs = append(errs, fmt.Errorf("LeaseDuration (%v) must be greater than RenewDeadline (%v)", c.LeaseDuration, c.RenewDeadline))
-	}
-	// The first renewal attempt starts RetryPeriod after the last success and must have
-	// time to finish before the deadline. Requiring RenewDeadline > 1.2 × RetryPeriod
-	// leaves it at least a fifth of a period, and is client-go's bound, so any timing it
-	// accepts works here too. Surviving failed renewals takes more: every further attempt
-	// needs one more RetryPeriod (the defaults, 10 s and 2 s, allow five attempts).
-	if limit := c.RetryPeriod + maxJitter(c.RetryPeriod); c.RenewDeadline <= limit {
-		errs = append(errs, fmt.Errorf("RenewDeadline (%v) must be greater than RetryPeriod with its jitter (%v)", c.RenewDeadline, limit))
+	if err := c.timing().Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("leaderelection: invalid config: %w", err)

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kinformer/kinformer/clock"
+	"github.com/kinformer/kinformer/lease"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 )
@@ -22,19 +24,20 @@ var ErrLeadershipLost = errors.New("leaderelection: leadership lost")
 // Elector is one candidate for leadership of one Lease.
 type Elector struct {
 	cfg     Config
-	leases  *listwatch.Resource[*object.Lease]
+	clk     clock.Clock
+	timing  lease.Timing
 	metrics *statusCollector
 
 	running atomic.Bool // Run is not reentrant
 
-	// What Run's goroutine last saw of the lease; only that goroutine touches them.
-	observedSpec []byte    // the spec as last read or written
-	observedAt   time.Time // when that spec was first seen, on this process's clock
-	reported     string    // the holder last passed to OnNewLeader
+	// What Run's goroutine knows of the lease; only that goroutine touches them.
+	own      *lease.Own    // the lease as written, and the renew deadline
+	expiry   *lease.Expiry // when the lease as last seen expires
+	reported string        // the holder last passed to OnNewLeader
 
 	mu        sync.Mutex
 	leading   bool      // between winning the lease and stepping down
-	lastRenew time.Time // start of the last successful acquire or renew
+	lastRenew time.Time // start of the last successful acquire or renew, on clk
 	leader    string    // the holder last observed
 }
 
@@ -45,9 +48,14 @@ func New(cfg Config) (*Elector, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	t := cfg.timing()
+	leases := listwatch.For[*object.Lease](cfg.Client, listwatch.LeaseResource(), cfg.Namespace)
 	e := &Elector{
 		cfg:    cfg,
-		leases: listwatch.For[*object.Lease](cfg.Client, listwatch.LeaseResource(), cfg.Namespace),
+		clk:    cfg.Clock,
+		timing: t,
+		own:    lease.NewOwn(leases, cfg.Name, t, cfg.Clock),
+		expiry: lease.NewExpiry(cfg.Clock, t.LeaseDuration),
 	}
 	if cfg.Registerer != nil {
 		e.metrics = newStatusCollector(e)
@@ -89,14 +97,14 @@ func (e *Elector) acquire(ctx context.Context) bool {
 		// then may still land, naming this candidate the holder of a lease it will not
 		// renew: the others take it over after LeaseDuration, a delay but never a
 		// second leader.
-		actx, cancel := context.WithTimeout(ctx, e.cfg.RenewDeadline)
-		won := e.tryAcquireOrRenew(actx) == holding
+		actx, cancel := e.withTimeout(ctx, e.cfg.RenewDeadline)
+		won := e.tryAcquireOrRenew(actx) == lease.Written
 		cancel()
 		if won {
 			return true
 		}
-		wait := e.cfg.RetryPeriod + time.Duration(rand.Float64()*float64(maxJitter(e.cfg.RetryPeriod)))
-		if !sleep(ctx.Done(), wait) {
+		wait := e.cfg.RetryPeriod + time.Duration(rand.Float64()*float64(e.timing.MaxJitter()))
+		if !e.sleep(ctx.Done(), wait) {
 			return false
 		}
 	}
@@ -104,6 +112,8 @@ func (e *Elector) acquire(ctx context.Context) bool {
 
 // lead runs OnStartedLeading and keeps the lease while it works, as Run describes.
 func (e *Elector) lead(ctx context.Context) error {
+	// Nothing this leadership wrote counts for the next one.
+	defer e.own.Forget()
 	leaderCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan struct{})
@@ -136,22 +146,23 @@ func (e *Elector) lead(ctx context.Context) error {
 }
 
 // keepRenewing renews the lease every RetryPeriod until stop is closed (true) or
-// leadership is lost (false): RenewDeadline has passed since the last successful renewal,
-// or the lease has another holder. Every request is bounded by the deadline, so a server
-// that hangs costs leadership on time, not late.
+// leadership is lost (false): RenewDeadline has passed since the start of the last
+// successful renewal, or the lease has another holder. Every request is bounded by the
+// deadline, so a server that hangs costs leadership on time, not late.
 func (e *Elector) keepRenewing(ctx context.Context, stop <-chan struct{}) bool {
 	for {
-		deadline := e.renewDeadline()
-		if !sleep(stop, min(e.cfg.RetryPeriod, time.Until(deadline))) {
+		deadline := e.own.Deadline()
+		if !e.sleep(stop, min(e.cfg.RetryPeriod, deadline.Sub(e.clk.Now()))) {
 			return true
 		}
-		if !time.Now().Before(deadline) {
+		left := deadline.Sub(e.clk.Now())
+		if left <= 0 {
 			return false
 		}
-		rctx, cancel := context.WithDeadline(ctx, deadline)
+		rctx, cancel := e.withTimeout(ctx, left)
 		result := e.tryAcquireOrRenew(rctx)
 		cancel()
-		if result == heldElsewhere {
+		if result == lease.Refused {
 			return false
 		}
 	}
@@ -170,13 +181,7 @@ func (e *Elector) lose(cancelWork context.CancelFunc, workDone <-chan struct{}) 
 	return ErrLeadershipLost
 }
 
-func (e *Elector) renewDeadline() time.Time {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.lastRenew.Add(e.cfg.RenewDeadline)
-}
-
-// renewed records a successful acquire or renewal that started at start: the write
+// renewed records a successful acquire or renewal that started at start. The write
 // reached the server after that, so every other candidate starts counting the lease's
 // duration later than this candidate starts counting its renew deadline.
 func (e *Elector) renewed(start time.Time) {
@@ -193,11 +198,13 @@ func (e *Elector) stepDown() {
 }
 
 // IsLeader reports whether this elector holds the lease now. It turns false the moment
-// RenewDeadline has passed since the last renewal, even before Run has noticed.
+// RenewDeadline has passed since the last renewal on Config.Clock, even before Run has
+// noticed: a process that was frozen past its deadline knows on waking, before any of
+// its goroutines has run.
 func (e *Elector) IsLeader() bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.leading && time.Since(e.lastRenew) < e.cfg.RenewDeadline
+	return e.leading && e.clk.Now().Before(e.lastRenew.Add(e.cfg.RenewDeadline))
 }
 
 // Leader returns the holder of the lease as last observed, or "" when it was free or has
@@ -210,35 +217,53 @@ func (e *Elector) Leader() string {
 
 // Check is a health check for /healthz. It fails when this elector still acts as leader
 // although its lease has gone unrenewed for longer than RenewDeadline plus one
-// RetryPeriod: Run should have stepped down by then, so its goroutine is stuck (a
-// blocking OnNewLeader, say) and the process is best restarted. A candidate that does
-// not lead is always healthy.
+// RetryPeriod on Config.Clock: Run should have stepped down by then, so its goroutine is
+// stuck (a blocking OnNewLeader, say) and the process is best restarted. A candidate
+// that does not lead is always healthy.
 func (e *Elector) Check() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if !e.leading {
 		return nil
 	}
-	if since := time.Since(e.lastRenew); since > e.cfg.RenewDeadline+e.cfg.RetryPeriod {
+	if since := e.clk.Now().Sub(e.lastRenew); since > e.cfg.RenewDeadline+e.cfg.RetryPeriod {
 		return fmt.Errorf("leaderelection: leading lease %s/%s without a renewal for %v (renew deadline %v)",
 			e.cfg.Namespace, e.cfg.Name, since.Round(time.Millisecond), e.cfg.RenewDeadline)
 	}
 	return nil
 }
 
-// sleep waits for d and reports true, or false as soon as stop is closed.
-func sleep(stop <-chan struct{}, d time.Duration) bool {
+// sleep waits d on the elector's clock and reports true, or false as soon as stop is
+// closed.
+func (e *Elector) sleep(stop <-chan struct{}, d time.Duration) bool {
 	select {
 	case <-stop:
 		return false
 	default:
 	}
-	t := time.NewTimer(d)
+	// On a fake clock even a timer already due waits for the next step.
+	if d <= 0 {
+		return true
+	}
+	fired := make(chan struct{})
+	t := e.clk.AfterFunc(d, func() { close(fired) })
 	defer t.Stop()
 	select {
 	case <-stop:
 		return false
-	case <-t.C:
+	case <-fired:
 		return true
+	}
+}
+
+// withTimeout is context.WithTimeout on the elector's clock. The context's Err is
+// context.Canceled when the time is up (its Cause is context.DeadlineExceeded), and it has
+// no Deadline: neither is read by the requests it bounds.
+func (e *Elector) withTimeout(parent context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(parent)
+	t := e.clk.AfterFunc(d, func() { cancel(context.DeadlineExceeded) })
+	return ctx, func() {
+		t.Stop()
+		cancel(context.Canceled)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/kinformer/kinformer/apisim"
+	"github.com/kinformer/kinformer/clock"
 	"github.com/kinformer/kinformer/internal/simtest"
 	"github.com/kinformer/kinformer/internal/testwait"
 	"github.com/kinformer/kinformer/listwatch"
@@ -247,6 +248,8 @@ type candidateOptions struct {
 	// windDown runs in OnStartedLeading once its ctx is cancelled: the work finishing
 	// what it had in flight.
 	windDown func()
+	// clock is the elector's; nil for the real one.
+	clock clock.Clock
 }
 
 // newCandidate builds candidate id (its client's User-Agent is id too, for the front and
@@ -263,6 +266,7 @@ func newCandidate(t *testing.T, env *env, id string, opts candidateOptions) *can
 		LeaseDuration: leaseDuration, RenewDeadline: renewDeadline, RetryPeriod: retryPeriod,
 		ReleaseOnCancel: opts.release,
 		Registerer:      c.reg,
+		Clock:           opts.clock,
 		Callbacks: Callbacks{
 			OnStartedLeading: func(ctx context.Context) {
 				if others := env.tl.startWork(id); len(others) > 0 {
@@ -415,4 +419,13 @@ type holderView struct {
 
 func viewOf(l *object.Lease) holderView {
 	return holderView{deref(l.Spec.HolderIdentity), deref(l.Spec.LeaseDurationSeconds), deref(l.Spec.LeaseTransitions)}
+}
+
+// deref returns *p, or the zero value for nil: every field of a LeaseSpec is optional.
+func deref[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
 }

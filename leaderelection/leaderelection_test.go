@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kinformer/kinformer/internal/testwait"
+	"github.com/kinformer/kinformer/lease"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 )
@@ -214,7 +215,7 @@ func TestHandoverWhenRunEnds(t *testing.T) {
 		wantHolders     []string // the lease's holders as a watch sees them, from a on
 	}{
 		{"released: the standby takes over at its next attempt", true,
-			0, retryPeriod + maxJitter(retryPeriod) + slack, []string{"a", "", "b"}},
+			0, retryPeriod + lease.Timing{RetryPeriod: retryPeriod}.MaxJitter() + slack, []string{"a", "", "b"}},
 		{"kept: the standby waits for the lease to expire", false,
 			leaseDuration, 2*time.Second + 2*retryPeriod + slack, []string{"a", "b"}},
 	}

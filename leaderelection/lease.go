@@ -1,120 +1,78 @@
 package leaderelection
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"time"
 
+	"github.com/kinformer/kinformer/lease"
 	"github.com/kinformer/kinformer/object"
 )
 
-// outcome is what one attempt to acquire or renew the lease found.
-type outcome int
-
-const (
-	failed        outcome = iota // the lease could not be read or written, or another writer came first
-	heldElsewhere                // another holder's lease has not expired
-	holding                      // this candidate holds the lease, renewed by the attempt
-)
-
 // tryAcquireOrRenew reads the lease and, when this candidate may hold it, writes itself in
-// as the holder. The write carries the resourceVersion that was read: if anyone wrote in
-// between, the apiserver answers Conflict and the attempt fails, so two candidates can
-// never both win.
-func (e *Elector) tryAcquireOrRenew(ctx context.Context) outcome {
-	start := time.Now()
-	lease, err := e.leases.Get(ctx, e.cfg.Name)
-	if object.IsNotFound(err) {
-		return e.create(ctx, start)
+// as the holder: lease.Written when it holds the lease now, renewed by the attempt;
+// lease.Refused when another holder's lease has not expired; lease.Failed when the lease
+// could not be read or written. The write carries the resourceVersion that was read, so
+// when anyone wrote in between the apiserver answers Conflict, and the attempt judges the
+// newer lease instead: two candidates can never both win.
+func (e *Elector) tryAcquireOrRenew(ctx context.Context) lease.Outcome {
+	// Every attempt reads the lease first. A standby must: a refused attempt writes
+	// nothing, so its copy is only as fresh as its last read, and the holder's expiry is
+	// judged from the record as the server has it now. The leader could renew from the
+	// lease it wrote last, saving a request; it reads too, so that an attempt is the
+	// same read, judgement and write whoever makes it.
+	e.own.Invalidate()
+	out, _ := e.own.Write(ctx, e.claim)
+	if out == lease.Written {
+		e.renewed(e.own.Renewed())
+		e.observe(e.own.Current())
 	}
-	if err != nil {
-		return failed
-	}
-	e.observe(lease.Spec, time.Now())
-	if e.heldElsewhere(lease.Spec) {
-		return heldElsewhere
-	}
-	lease.Spec = e.claim(lease.Spec, start)
-	written, err := e.leases.Update(ctx, lease)
-	if err != nil {
-		return failed
-	}
-	e.renewed(start)
-	e.observe(written.Spec, time.Now())
-	return holding
+	return out
 }
 
-// create makes the lease with this candidate as its first holder. When another candidate
-// created it first the answer is AlreadyExists, and the next attempt reads theirs.
-func (e *Elector) create(ctx context.Context, start time.Time) outcome {
-	spec := e.claim(object.LeaseSpec{}, start)
-	// leaseTransitions counts handovers, and the first holder took the lease from nobody.
-	spec.LeaseTransitions = ptr[int32](0)
-	lease := &object.Lease{
-		TypeMeta:   object.TypeMeta{APIVersion: "coordination.k8s.io/v1", Kind: "Lease"},
-		ObjectMeta: object.ObjectMeta{Namespace: e.cfg.Namespace, Name: e.cfg.Name},
-		Spec:       spec,
+// claim is the change of tryAcquireOrRenew: the lease as read with this candidate as its
+// holder, or lease.ErrRefused while another holder's lease runs.
+func (e *Elector) claim(cur *object.Lease) (*object.Lease, error) {
+	now := e.clk.Now()
+	if cur == nil {
+		return &object.Lease{
+			TypeMeta:   object.TypeMeta{APIVersion: "coordination.k8s.io/v1", Kind: "Lease"},
+			ObjectMeta: object.ObjectMeta{Namespace: e.cfg.Namespace, Name: e.cfg.Name},
+			// The first holder took the lease from nobody: leaseTransitions 0.
+			Spec: lease.Stamp(object.LeaseSpec{}, e.cfg.Identity, e.timing, now),
+		}, nil
 	}
-	written, err := e.leases.Create(ctx, lease)
-	if err != nil {
-		return failed
+	e.observe(cur)
+	if e.heldElsewhere(cur.Spec) {
+		return nil, lease.ErrRefused
 	}
-	e.renewed(start)
-	e.observe(written.Spec, time.Now())
-	return holding
+	// client-go reads a Lease that exists without leaseTransitions as one of 0
+	// transitions, so that taking it over is the first; lease.Take starts a spec without
+	// the field at 0, as for a Lease it creates.
+	if cur.Spec.LeaseTransitions == nil {
+		cur.Spec.LeaseTransitions = ptr[int32](0)
+	}
+	cur.Spec = lease.Stamp(cur.Spec, e.cfg.Identity, e.timing, now)
+	return cur, nil
 }
 
 // heldElsewhere reports whether another holder's lease is still running. Its duration
-// counts from when this candidate saw the holder's record last change, on this process's
-// monotonic clock. The renewTime in the record was written by the holder's clock:
-// comparing it with this one would turn any skew between the two machines into a gap
-// between leaderships, or an overlap.
+// (the holder's declared one, so that candidates configured differently agree) counts
+// from when this candidate saw the holder's record last change, on its own clock: the
+// renewTime in the record was written by the holder's clock, and comparing it with this
+// one would turn any skew between the two machines into a gap between leaderships, or an
+// overlap.
 func (e *Elector) heldElsewhere(spec object.LeaseSpec) bool {
-	holder := deref(spec.HolderIdentity)
+	holder := lease.Holder(spec)
 	if holder == "" || holder == e.cfg.Identity {
 		return false // released, or ours
 	}
-	// The holder's declared duration is the promise that counts, so that candidates
-	// configured differently agree on when a lease expires.
-	d := e.cfg.LeaseDuration
-	if s := deref(spec.LeaseDurationSeconds); s > 0 {
-		d = time.Duration(s) * time.Second
-	}
-	return time.Since(e.observedAt) < d
+	return !e.expiry.Expired(e.cfg.Name)
 }
 
-// claim returns spec with this candidate as holder, renewed at now. Taking the lease from
-// another holder, or from none after a release, is a transition and restarts acquireTime;
-// a renewal keeps both. Members of the spec this package does not model stay as they are.
-func (e *Elector) claim(spec object.LeaseSpec, now time.Time) object.LeaseSpec {
-	at := object.NewMicroTime(now)
-	if deref(spec.HolderIdentity) != e.cfg.Identity {
-		spec.AcquireTime = ptr(at)
-		spec.LeaseTransitions = ptr(deref(spec.LeaseTransitions) + 1)
-	}
-	spec.HolderIdentity = ptr(e.cfg.Identity)
-	spec.LeaseDurationSeconds = ptr(e.leaseSeconds())
-	spec.RenewTime = ptr(at)
-	return spec
-}
-
-// leaseSeconds is LeaseDuration as the API stores it, in whole seconds, rounded up: the
-// others waiting a little longer is safe, shorter is not.
-func (e *Elector) leaseSeconds() int32 {
-	return int32((e.cfg.LeaseDuration + time.Second - 1) / time.Second)
-}
-
-// observe records spec as the lease's current state. A live holder changes its record
-// (renewTime at least) at every renewal; observedAt is when this candidate first saw the
-// record as it is now.
-func (e *Elector) observe(spec object.LeaseSpec, now time.Time) {
-	b, err := json.Marshal(spec)
-	if err != nil || !bytes.Equal(b, e.observedSpec) {
-		e.observedSpec, e.observedAt = b, now
-	}
-	holder := deref(spec.HolderIdentity)
+// observe records l as the lease's current state, for its expiry and its holder.
+func (e *Elector) observe(l *object.Lease) {
+	e.expiry.ObserveLease(l)
+	holder := lease.Holder(l.Spec)
 	e.mu.Lock()
 	e.leader = holder
 	e.mu.Unlock()
@@ -132,38 +90,32 @@ func (e *Elector) observe(spec object.LeaseSpec, now time.Time) {
 // transition. A conflict means someone else wrote the lease since it was read (an
 // annotation, say): it is read again, and released if it is still ours.
 func (e *Elector) release(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, e.cfg.RenewDeadline)
+	ctx, cancel := e.withTimeout(ctx, e.cfg.RenewDeadline)
 	defer cancel()
-	for {
-		lease, err := e.leases.Get(ctx, e.cfg.Name)
-		if err != nil {
-			return fmt.Errorf("leaderelection: releasing lease: %w", err)
+	e.own.Invalidate()
+	out, err := e.own.Write(ctx, func(cur *object.Lease) (*object.Lease, error) {
+		if cur == nil {
+			return nil, nil
 		}
-		if deref(lease.Spec.HolderIdentity) != e.cfg.Identity {
-			return nil // already taken over: nothing of ours to release
+		if lease.Holder(cur.Spec) != e.cfg.Identity {
+			return nil, lease.ErrRefused // already taken over: nothing of ours to release
 		}
-		lease.Spec.HolderIdentity = ptr("")
-		lease.Spec.LeaseDurationSeconds = ptr[int32](1)
-		lease.Spec.RenewTime = ptr(object.NewMicroTime(time.Now()))
-		written, err := e.leases.Update(ctx, lease)
-		if object.IsConflict(err) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("leaderelection: releasing lease: %w", err)
-		}
-		e.observe(written.Spec, time.Now())
+		cur.Spec.HolderIdentity = ptr("")
+		cur.Spec.LeaseDurationSeconds = ptr[int32](1)
+		cur.Spec.RenewTime = ptr(object.NewMicroTime(e.clk.Now()))
+		return cur, nil
+	})
+	switch out {
+	case lease.Written:
+		e.observe(e.own.Current())
 		return nil
+	case lease.Refused:
+		return nil
+	case lease.Gone:
+		return fmt.Errorf("leaderelection: releasing lease %s/%s: it was deleted", e.cfg.Namespace, e.cfg.Name)
+	default:
+		return fmt.Errorf("leaderelection: releasing lease: %w", err)
 	}
 }
 
 func ptr[T any](v T) *T { return &v }
-
-// deref returns *p, or the zero value for nil: every field of a LeaseSpec is optional.
-func deref[T any](p *T) T {
-	if p == nil {
-		var zero T
-		return zero
-	}
-	return *p
-}
