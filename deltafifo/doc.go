@@ -8,6 +8,8 @@
 //
 // A relist is a single item, applied atomically by the consumer, and turned into
 // Replaced deltas and FinalStateUnknown tombstones (ReplaceDeltas) against the cache at
-// that point of the stream. HasSynced becomes true once the first relist, the initial
-// population, has been processed.
+// that point of the stream. The relist of a part (ReplaceWithin: the objects a scope
+// selects, as the part of a shard that SetShard added or took away) is one item too, and
+// leaves the cache outside its scope alone. HasSynced becomes true once the first relist,
+// the initial population, has been processed.
 package deltafifo

@@ -30,8 +30,8 @@ type Delta[T any] struct {
 	FinalStateUnknown bool
 }
 
-// Item is one entry of the FIFO: a single delta, a whole relist, a resync marker or a
-// bookmark.
+// Item is one entry of the FIFO: a single delta, a whole relist (or the relist of a
+// part), a resync marker or a bookmark.
 type Item[T any] struct {
 	Delta Delta[T]
 	// Replace is set for a relist: every listed object, to be applied at once.
@@ -45,12 +45,16 @@ type Item[T any] struct {
 	Bookmark string
 }
 
-// Replace is a relist: the complete state of the resource at ResourceVersion.
+// Replace is a relist: the complete state of the resource at ResourceVersion, or, when
+// Scope is set, of the part of it that Scope selects (see FIFO.ReplaceWithin).
 type Replace[T any] struct {
 	Objects         []T
 	ResourceVersion string
 	// Initial is true for the first population of the cache.
 	Initial bool
+	// Scope, when set, limits the relist to the objects it selects: those the cache holds
+	// outside it stay as they are. Objects are all in it.
+	Scope func(T) bool
 }
 
 // ErrClosed is returned by Pop once the FIFO is closed.
@@ -166,6 +170,32 @@ func (f *FIFO[T]) Replace(objs []T, resourceVersion string) {
 	// watch then deletes would stay in the cache.
 	clear(f.last)
 	f.push(&Item[T]{Replace: &Replace[T]{Objects: objs, ResourceVersion: resourceVersion, Initial: initial}})
+}
+
+// ReplaceWithin queues the relist of a part of the resource, the objects scope selects:
+// objs (all in scope) are that part's complete state at resourceVersion. It is one item,
+// applied atomically by the consumer like a relist, which turns it into Replaced deltas
+// and tombstones for the cached objects in scope that objs lack (ReplaceDeltas), and
+// leaves the rest of the cache alone. An empty objs drops the part. A sharded reflector
+// hands the part its shard gained, or lost, this way. It is never the initial
+// population: HasSynced waits for a Replace.
+func (f *FIFO[T]) ReplaceWithin(scope func(T) bool, objs []T, resourceVersion string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return
+	}
+	// For the keys in scope, the relist is now the newest pending news (see Replace);
+	// the others' pending deltas are untouched by it, and their dedup stands.
+	for key, it := range f.last {
+		if scope(it.Delta.Object) {
+			delete(f.last, key)
+		}
+	}
+	for _, obj := range objs {
+		delete(f.last, object.Key(obj))
+	}
+	f.push(&Item[T]{Replace: &Replace[T]{Objects: objs, ResourceVersion: resourceVersion, Scope: scope}})
 }
 
 // Bookmark queues a bookmark at resourceVersion. A bookmark right behind another one
@@ -297,8 +327,9 @@ type Known[T any] interface {
 // ReplaceDeltas turns a relist into per-object deltas against what the cache knows:
 // Replaced for every listed object (replaced[i] is r.Objects[i]), and
 // a FinalStateUnknown Deleted tombstone, carrying the last known state, for every cached
-// object the relist no longer has. Because the consumer computes them when it pops the
-// relist, "known" already includes every delta queued before it.
+// object the relist no longer has (in its Scope, for the relist of a part). Because the
+// consumer computes them when it pops the relist, "known" already includes every delta
+// queued before it.
 func ReplaceDeltas[T object.Object](r *Replace[T], known Known[T]) (replaced []Delta[T], tombstones []Delta[T]) {
 	listed := make(map[string]struct{}, len(r.Objects))
 	for _, obj := range r.Objects {
@@ -310,7 +341,7 @@ func ReplaceDeltas[T object.Object](r *Replace[T], known Known[T]) (replaced []D
 		if _, ok := listed[key]; ok {
 			continue
 		}
-		if last, ok := known.Get(key); ok {
+		if last, ok := known.Get(key); ok && (r.Scope == nil || r.Scope(last)) {
 			tombstones = append(tombstones, Delta[T]{Type: Deleted, Key: key, Object: last, FinalStateUnknown: true})
 		}
 	}

@@ -16,7 +16,8 @@ import (
 )
 
 // FuzzFIFOModel reads the fuzzer's bytes as the operations of an informer's data path:
-// what a reflector puts in the FIFO (Add, Update, Delete, Replace with a list, Resync),
+// what a reflector puts in the FIFO (Add, Update, Delete, Replace with a list, the
+// ReplaceWithin of one namespace's part, Resync),
 // Pop into an indexer as the informer applies items, AddIndexers and ByIndex on that
 // indexer, and Close. A model runs alongside: a plain queue with the FIFO's one
 // documented liberty (a Delete right after a pending Delete of the same key is dropped),
@@ -31,6 +32,7 @@ func FuzzFIFOModel(f *testing.F) {
 		{fReplace, 3, 0, 1, 2, fAdd, 3, fPop, fAddIndex, 1, fByIndex, 1, 0, fPop},
 		{fAdd, 2, fDelete, 2, fReplace, 1, 2, fDelete, 2, fPop, fPop, fPop, fPop, fByIndex, 0, 0},
 		{fResync, fReplace, 0, fAdd, 4, fClose, fAdd, 5, fPop},
+		{fReplace, 3, 0, 1, 2, fPop, fDelete, 0, fReplaceWithin, 0, 1, 4, fDelete, 0, fDelete, 1, fPop, fPop, fPop, fPop},
 	} {
 		f.Add(seed)
 	}
@@ -65,6 +67,7 @@ const (
 	fByIndex
 	fClose
 	fBookmark
+	fReplaceWithin
 	fNumOps
 )
 
@@ -89,7 +92,12 @@ type entry struct {
 	rv       string
 	initial  bool
 	resync   bool
+	// scope, for a ReplaceWithin, is the namespace of the part it replaces.
+	scope string
 }
+
+// inScope reports whether p is in the part e replaces: all of the cache for a Replace.
+func (e *entry) inScope(p *object.Pod) bool { return e.scope == "" || p.Namespace == e.scope }
 
 type fifoHarness struct {
 	fifo  *FIFO[*object.Pod]
@@ -162,6 +170,17 @@ func (h *fifoHarness) step(in *byteReader) (string, error) {
 		h.fifo.Replace(objs, rv)
 		h.queueReplace(objs, rv)
 		return fmt.Sprintf("Replace %s", keys(objs)), nil
+	case fReplaceWithin:
+		ns := []string{"a", "b"}[in.next(2)]
+		objs := make([]*object.Pod, in.next(4))
+		for i := range objs {
+			objs[i] = h.object(in)
+			objs[i].Namespace = ns // in the part, as the contract asks
+		}
+		rv := fmt.Sprint("part-", h.rv)
+		h.fifo.ReplaceWithin(func(p *object.Pod) bool { return p.Namespace == ns }, objs, rv)
+		h.queueReplaceWithin(ns, objs, rv)
+		return fmt.Sprintf("ReplaceWithin %s %s", ns, keys(objs)), nil
 	case fBookmark:
 		h.rv++
 		rv := fmt.Sprint("bookmark-", h.rv)
@@ -240,12 +259,30 @@ func (h *fifoHarness) queueReplace(objs []*object.Pod, rv string) {
 	h.apply1(h.accepted, e)
 }
 
+func (h *fifoHarness) queueReplaceWithin(ns string, objs []*object.Pod, rv string) {
+	if h.closed {
+		return
+	}
+	e := &entry{replace: objs, rv: rv, scope: ns}
+	h.queue = append(h.queue, e)
+	// The part's keys have news again; the others' pending deltas stand.
+	for key, p := range h.pending {
+		if p.obj != nil && e.inScope(p.obj) {
+			delete(h.pending, key)
+		}
+	}
+	for _, p := range objs {
+		delete(h.pending, object.Key(p))
+	}
+	h.apply1(h.accepted, e)
+}
+
 // apply1 applies an entry to a model cache, as the informer applies an item.
 func (h *fifoHarness) apply1(cache map[string]*object.Pod, e *entry) {
 	switch {
 	case e.resync, e.bookmark != "":
 	case e.delta == "":
-		clear(cache)
+		maps.DeleteFunc(cache, func(_ string, p *object.Pod) bool { return e.inScope(p) })
 		for _, p := range e.replace {
 			cache[object.Key(p)] = p
 		}
@@ -315,7 +352,7 @@ func (h *fifoHarness) process(it *Item[*object.Pod]) error {
 			listed[object.Key(p)] = true
 		}
 		for _, key := range slices.Sorted(maps.Keys(h.applied)) {
-			if !listed[key] {
+			if !listed[key] && h.queue[0].inScope(h.applied[key]) {
 				wantTombstones = append(wantTombstones, fmt.Sprintf("%s@%s", key, h.applied[key].ResourceVersion))
 			}
 		}
@@ -337,6 +374,9 @@ func (h *fifoHarness) process(it *Item[*object.Pod]) error {
 				return fmt.Errorf("replaced delta %d is %+v, not the listed object", i, d)
 			}
 		}
+		if it.Replace.Scope != nil {
+			return h.cache.ReplaceWithin(it.Replace.Scope, it.Replace.Objects, it.Replace.ResourceVersion)
+		}
 		return h.cache.Replace(it.Replace.Objects, it.Replace.ResourceVersion)
 	case it.Bookmark != "":
 		h.cache.Bookmark(it.Bookmark)
@@ -357,7 +397,12 @@ func sameItem(got *Item[*object.Pod], want *entry) error {
 		ok = got.Resync && got.Replace == nil
 	case want.delta == "":
 		r := got.Replace
-		ok = r != nil && !got.Resync && slices.Equal(r.Objects, want.replace) && r.ResourceVersion == want.rv && r.Initial == want.initial
+		ok = r != nil && !got.Resync && slices.Equal(r.Objects, want.replace) && r.ResourceVersion == want.rv && r.Initial == want.initial &&
+			(r.Scope == nil) == (want.scope == "")
+		for _, ns := range []string{"a", "b"} {
+			probe := &object.Pod{ObjectMeta: object.ObjectMeta{Namespace: ns}}
+			ok = ok && (r.Scope == nil || r.Scope(probe) == want.inScope(probe))
+		}
 	default:
 		d := got.Delta
 		ok = got.Replace == nil && !got.Resync && d.Type == want.delta && d.Object == want.obj && d.Key == object.Key(want.obj) && !d.FinalStateUnknown
@@ -477,6 +522,8 @@ func describe(it *Item[*object.Pod]) string {
 		return "Resync"
 	case it.Bookmark != "":
 		return "Bookmark " + it.Bookmark
+	case it.Replace != nil && it.Replace.Scope != nil:
+		return fmt.Sprintf("ReplaceWithin %s", keys(it.Replace.Objects))
 	case it.Replace != nil:
 		return fmt.Sprintf("Replace %s (initial %v)", keys(it.Replace.Objects), it.Replace.Initial)
 	}
@@ -489,6 +536,8 @@ func describeEntry(e *entry) string {
 		return "Resync"
 	case e.bookmark != "":
 		return "Bookmark " + e.bookmark
+	case e.delta == "" && e.scope != "":
+		return fmt.Sprintf("ReplaceWithin %s %s", e.scope, keys(e.replace))
 	case e.delta == "":
 		return fmt.Sprintf("Replace %s (initial %v)", keys(e.replace), e.initial)
 	}

@@ -160,7 +160,12 @@ func (sp *shardPods) createEverywhere(t *testing.T, pods *listwatch.Resource[*ob
 
 func (sp *shardPods) create(t *testing.T, pods *listwatch.Resource[*object.Raw], ns, name string) string {
 	t.Helper()
-	p := &object.Raw{ObjectMeta: object.ObjectMeta{Namespace: ns, Name: name}}
+	return sp.createLabelled(t, pods, ns, name, nil)
+}
+
+func (sp *shardPods) createLabelled(t *testing.T, pods *listwatch.Resource[*object.Raw], ns, name string, labels map[string]string) string {
+	t.Helper()
+	p := &object.Raw{ObjectMeta: object.ObjectMeta{Namespace: ns, Name: name, Labels: labels}}
 	p.Unknown.Set("spec", json.RawMessage(`{"containers":[{"name":"c","image":"registry.example/none"}]}`))
 	got, err := pods.Create(testwait.Context(t, 30*time.Second), p)
 	if err != nil {
@@ -519,4 +524,176 @@ func metricValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
 		}
 	}
 	return -1
+}
+
+// TestShardChangeCostsTheDifference grows and shrinks the shard of a running informer
+// against a kube-apiserver with the ShardedListAndWatch gate (a control plane of its own)
+// and against one without it (the shared cluster). The growth lists the part gained
+// alone, at exactly the cache's resourceVersion, and the cache is then what a fresh list
+// of the new shard says; the shrink lists nothing. With the gate the list of the part
+// delivers exactly the pods in it; without, every pod (the server ignores the selector)
+// and the informer keeps the part. It first checks by hand what the design rests on: a
+// list with a shardSelector at resourceVersionMatch=Exact, an old resourceVersion, in
+// pages (limit and continue), answers the shard as it was then.
+func TestShardChangeCostsTheDifference(t *testing.T) {
+	t.Run("kube-apiserver with the gate", func(t *testing.T) { testShardChange(t, gatedTarget(t).client, true) })
+	t.Run("kube-apiserver without the gate", func(t *testing.T) { testShardChange(t, client(t), false) })
+}
+
+func testShardChange(t *testing.T, c *listwatch.Client, gated bool) {
+	nonce := fmt.Sprint(time.Now().UnixNano() % 1000000)
+	sp := newShardPods(t, c, "diff"+nonce, 20)
+	pods := resource[*object.Raw](t, c, "pods", "")
+	// A label of this test's own: on the shared cluster, what the server sends for it is
+	// the test's pods, whoever else creates pods.
+	labels := map[string]string{"kinformer-shard-diff": nonce}
+	byLabel := "kinformer-shard-diff=" + nonce
+	for _, ns := range sp.namespaces {
+		sp.createLabelled(t, pods, ns, "a", labels)
+	}
+	first := sp.lastRV
+	for _, ns := range sp.namespaces {
+		sp.createLabelled(t, pods, ns, "b", labels)
+	}
+	ctx := testwait.Context(t, 2*time.Minute)
+	quarter := shard.Selector{Field: shard.Namespace, Ranges: []shard.Range{{First: 0, Last: 1<<62 - 1}}}
+	half := lowerHalf(shard.Namespace)
+
+	// By hand: the half as it was at the first 20 creates, in pages of 3.
+	var keys []string
+	pages := 0
+	_, err := pods.ListAll(ctx, listwatch.ListOptions{LabelSelector: byLabel, Shard: half, ResourceVersion: first,
+		ResourceVersionMatch: "Exact", Limit: 3}, func(l *object.List[*object.Raw]) error {
+		pages++
+		if echoed := l.ShardInfo != nil && l.ShardInfo.Selector == half.String(); echoed != gated {
+			t.Errorf("page %d of an exact sharded list: shardInfo %+v (gate %v)", pages, l.ShardInfo, gated)
+		}
+		if l.ResourceVersion != first {
+			t.Errorf("page %d of a list at exactly %s says resourceVersion %s", pages, first, l.ResourceVersion)
+		}
+		keys = append(keys, keysOf(l.Items)...)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("a list with a shardSelector at exactly resourceVersion %s, limit 3: %v", first, err)
+	}
+	slices.Sort(keys)
+	var want []string
+	for _, k := range sp.selected(shard.Selector{}) {
+		ns, name, _ := strings.Cut(k, "/")
+		if name == "a" && (!gated || half.Matches(ns)) {
+			want = append(want, k)
+		}
+	}
+	if d := cmp.Diff(want, keys); d != "" {
+		t.Errorf("the exact sharded list in pages (-the half at %s +listed):\n%s", first, d)
+	}
+	t.Logf("a list with shardSelector, resourceVersion=%s&resourceVersionMatch=Exact, limit=3: %d pages, %d pods (gate %v)", first, pages, len(keys), gated)
+
+	reg := prometheus.NewRegistry()
+	m, err := informer.NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inf, err := informer.New[*object.Raw](pods, informer.Options[*object.Raw]{Name: "pods", Shard: quarter, Metrics: m,
+		Reflector: reflector.Options{LabelSelector: byLabel, PageSize: 5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { inf.Run(runCtx); close(done) }()
+	defer func() { cancel(); <-done }()
+	if err := informer.WaitForSync(testwait.Context(t, 30*time.Second), inf); err != nil {
+		t.Fatal(err)
+	}
+	// The cache is the shard as a fresh list of the server says, filtered here.
+	fresh := func(sel shard.Selector) []string {
+		var out []string
+		_, err := pods.ListAll(ctx, listwatch.ListOptions{LabelSelector: byLabel, Limit: 100}, func(l *object.List[*object.Raw]) error {
+			for _, p := range l.Items {
+				if sel.Matches(p.Namespace) {
+					out = append(out, object.Key(p))
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(out)
+		return out
+	}
+	cacheIs := func(sel shard.Selector, when string) {
+		t.Helper()
+		var want, cached []string
+		clusterPoll.Eventually(t, 30*time.Second, func() bool {
+			want, cached = fresh(sel), keysOf(inf.Cache().List())
+			return cmp.Equal(want, cached)
+		}, "%s, the cache is not the shard (-a fresh list +cached):\n%s", when, testwait.Lazy(func() any { return cmp.Diff(want, cached) }))
+	}
+	cacheIs(quarter, "before the change")
+	counters := func() (lists, listed float64) {
+		return metricValue(t, reg, "kinformer_reflector_lists_total"), metricValue(t, reg, "kinformer_informer_listed_objects_total")
+	}
+	lists0, listed0 := counters()
+	if want := float64(len(sp.pods)); gated && listed0 != float64(len(fresh(quarter))) || !gated && listed0 != want {
+		t.Errorf("the first list delivered %v objects: want the quarter's %d with the gate, all %v without", listed0, len(fresh(quarter)), want)
+	}
+
+	// Growth: the part gained (the second quarter) is listed alone, once.
+	gainedPart := shard.Selector{Field: shard.Namespace, Ranges: shard.Without(half.Ranges, quarter.Ranges)}
+	inGained := len(fresh(gainedPart))
+	grown, err := inf.SetShard(half)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-grown:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the growth was never applied; status %+v", inf.Status())
+	}
+	cacheIs(half, "after the growth")
+	lists1, listed1 := counters()
+	wantListed := float64(inGained)
+	if !gated {
+		wantListed = float64(len(sp.pods)) // the server sends everything; the informer keeps the part
+	}
+	if lists1-lists0 != 1 || listed1-listed0 != wantListed {
+		t.Errorf("the growth made %v lists of %v objects: want 1 of %v (%d pods in the part gained, gate %v)",
+			lists1-lists0, listed1-listed0, wantListed, inGained, gated)
+	}
+	t.Logf("growth to the half: %v list, %v objects listed, %d pods in the part gained, %d in the new shard (gate %v)",
+		lists1-lists0, listed1-listed0, inGained, len(fresh(half)), gated)
+	wantFiltering := reflector.ShardFilteringClient
+	if gated {
+		wantFiltering = reflector.ShardFilteringServer
+	}
+	if st := inf.Status(); st.ShardFiltering != wantFiltering || st.Relists != 0 || st.LastError != nil {
+		t.Errorf("after the growth: status %+v; want ShardFiltering %s, no relist, no error", st, wantFiltering)
+	}
+
+	// Shrink: nothing listed.
+	shrunk, err := inf.SetShard(quarter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-shrunk:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the shrink was never applied; status %+v", inf.Status())
+	}
+	cacheIs(quarter, "after the shrink")
+	lists2, listed2 := counters()
+	if lists2 != lists1 || listed2 != listed1 {
+		t.Errorf("the shrink made %v lists of %v objects: want none", lists2-lists1, listed2-listed1)
+	}
+	if st := inf.Status(); st.ShardFiltering != wantFiltering || st.Relists != 0 {
+		t.Errorf("after the shrink: status %+v; want ShardFiltering %s (as before), no relist", st, wantFiltering)
+	}
+	// The watch that resumed follows the server: new pods of the quarter arrive.
+	for _, ns := range sp.namespaces {
+		sp.createLabelled(t, pods, ns, "c", labels)
+	}
+	cacheIs(quarter, "after pods were created")
 }

@@ -4,8 +4,9 @@
 // The namespace index is built in; AddIndexers adds others before or after objects are
 // stored (existing objects are indexed at once). Update and Delete keep every index exact,
 // and a value whose last key goes away is removed, so indexes do not grow with churn.
-// Replace swaps the whole content atomically for a relist. Every change is all or
-// nothing per object: when an index function fails on an object (an *IndexError), its
+// Replace swaps the whole content atomically for a relist, and ReplaceWithin the part of
+// it that a scope selects (the part of a shard gained or lost), leaving the rest as it
+// is. Every change is all or nothing per object: when an index function fails on an object (an *IndexError), its
 // key keeps its previous state under every index, and a Replace stores everything else
 // (a *ReplaceError lists what it left out). LastStoreSyncResourceVersion is the version
 // of the newest state the store holds, moved under the same lock as the objects.

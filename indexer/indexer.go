@@ -75,6 +75,9 @@ type Indexer[T object.Object] struct {
 	// or delete removes exactly what was added even if the index function is not pure.
 	values map[string]map[string][]string // index → key → values
 	rv     string                         // see LastStoreSyncResourceVersion
+	// changes counts the changes to items, so that ReplaceWithin knows whether what it
+	// found under the read lock still holds under the write lock.
+	changes uint64
 }
 
 // New returns an empty indexer with the namespace index.
@@ -132,6 +135,7 @@ func (ix *Indexer[T]) Update(obj T) error {
 		ix.addValues(s.index, key, s.values)
 	}
 	ix.noteRV(obj.Meta().ResourceVersion)
+	ix.changes++
 	return nil
 }
 
@@ -162,6 +166,7 @@ func (ix *Indexer[T]) Delete(obj T) {
 	ix.unindex(key)
 	delete(ix.items, key)
 	ix.noteRV(obj.Meta().ResourceVersion)
+	ix.changes++
 }
 
 // DeleteKey removes the object stored under key, if any.
@@ -170,6 +175,7 @@ func (ix *Indexer[T]) DeleteKey(key string) {
 	defer ix.mu.Unlock()
 	ix.unindex(key)
 	delete(ix.items, key)
+	ix.changes++
 }
 
 // Bookmark records that the store holds the resource's state at resourceVersion: a
@@ -221,7 +227,102 @@ func (ix *Indexer[T]) Replace(objs []T, resourceVersion string) error {
 	next.keepFailedFrom(ix, failed)
 	ix.items, ix.indices, ix.values = next.items, next.indices, next.values
 	ix.noteRV(resourceVersion)
+	ix.changes++
 	return replaceError(failed)
+}
+
+// ReplaceWithin replaces the part of the content that scope selects, at resourceVersion:
+// every stored object scope selects is removed, and objs (which scope selects) are
+// stored, at once, so readers see the part as it was or as it is now, never a mix; what
+// scope does not select is left as it is. A sharded informer takes the part its shard
+// gained, or drops the part it lost, this way, without rebuilding the rest. scope must be
+// pure: it is called under the indexer's lock, and more than once for an object.
+//
+// As for Replace, the new objects are indexed outside the lock, an object an index
+// function fails on keeps its key's previous state (or stays absent) and is named in a
+// *ReplaceError, the rest is stored, and a key listed twice keeps its last object.
+func (ix *Indexer[T]) ReplaceWithin(scope func(T) bool, objs []T, resourceVersion string) error {
+	ix.mu.RLock()
+	funcs := maps.Clone(ix.funcs)
+	changes := ix.changes
+	inScope := ix.keysWhere(scope)
+	ix.mu.RUnlock()
+	staged, failed := stageEach(funcs, objs)
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.changes != changes {
+		inScope = ix.keysWhere(scope) // the content moved meanwhile
+	}
+	for name, f := range ix.funcs {
+		if _, built := funcs[name]; built {
+			continue
+		}
+		// Added while the objects were being indexed.
+		for key, st := range staged {
+			vals, err := f(st.obj)
+			if err != nil {
+				delete(staged, key)
+				failed[key] = &IndexError{Index: name, Key: key, Err: err}
+				continue
+			}
+			st.values = append(st.values, indexValues{name, vals})
+			staged[key] = st
+		}
+	}
+	for _, key := range inScope {
+		_, listed := staged[key]
+		if _, bad := failed[key]; !listed && !bad {
+			ix.unindex(key)
+			delete(ix.items, key)
+		}
+	}
+	for key, st := range staged {
+		ix.unindex(key)
+		ix.items[key] = st.obj
+		for _, v := range st.values {
+			ix.addValues(v.index, key, v.values)
+		}
+	}
+	ix.noteRV(resourceVersion)
+	ix.changes++
+	return replaceError(failed)
+}
+
+// keysWhere returns the keys of the stored objects that scope selects. ix.mu is held.
+func (ix *Indexer[T]) keysWhere(scope func(T) bool) []string {
+	var keys []string
+	for key, obj := range ix.items {
+		if scope(obj) {
+			keys = append(keys, key)
+		}
+	}
+	return keys
+}
+
+// stagedObject is an object on its way into the indexer, with its index values.
+type stagedObject[T any] struct {
+	obj    T
+	values []indexValues
+}
+
+// stageEach computes every object's values under funcs, the last object of each key: by
+// key, those that every function took, and the failures. It takes no lock.
+func stageEach[T object.Object](funcs map[string]IndexFunc[T], objs []T) (map[string]stagedObject[T], map[string]*IndexError) {
+	staged := make(map[string]stagedObject[T], len(objs))
+	failed := map[string]*IndexError{}
+	probe := &Indexer[T]{funcs: funcs}
+	for _, obj := range objs {
+		key := object.Key(obj)
+		delete(staged, key)
+		delete(failed, key)
+		values, err := probe.stage(make([]indexValues, 0, len(funcs)), key, obj)
+		if err != nil {
+			failed[key] = err.(*IndexError)
+			continue
+		}
+		staged[key] = stagedObject[T]{obj: obj, values: values}
+	}
+	return staged, failed
 }
 
 // staging returns an empty indexer with the indexes of funcs, in which Replace builds

@@ -16,8 +16,9 @@ import (
 )
 
 // FuzzIndexerModel reads the fuzzer's bytes as a sequence of operations on an indexer
-// (Add, Update, Delete, DeleteKey, Replace, AddIndexers, AddIndexers while a Replace is
-// building its new content on another goroutine, ByIndex) and applies each to a model
+// (Add, Update, Delete, DeleteKey, Replace, ReplaceWithin one namespace, AddIndexers,
+// AddIndexers while a Replace or a ReplaceWithin is building its new content on another
+// goroutine, ByIndex) and applies each to a model
 // too: a plain map of objects and the list of index functions. After every step the
 // indexer must hold the model's objects, and each of its indexes must be what the
 // index function gives over those objects: no stale entry, no missing one, no empty
@@ -28,6 +29,7 @@ func FuzzIndexerModel(f *testing.F) {
 		{opAddIndexers, 2, 3, opReplace, 3, 0, 1, 13, 2, 4, 0, opQuery, opUpdate, 4, 3},
 		{opAdd, 5, 1, opReplaceWhileAdding, 2, 5, 1, 6, 2, 4, 5, opByIndex, 4, 1},
 		{opReplace, 2, 7, 1, 7, 2, opAddIndexers, 0, 0, opAddIndexers, 0, 0, opDeleteKey, 7},
+		{opAdd, 0, 1, opAdd, 3, 2, opAddIndexers, 6, 1, opReplaceWithin, 0, 3, 1, 4, 2, 1, opReplaceWithinWhileAdding, 1, 2, 3, 0, 4, 1, 0, opQuery},
 	} {
 		f.Add(seed)
 	}
@@ -59,6 +61,8 @@ const (
 	opReplaceWhileAdding
 	opByIndex
 	opQuery
+	opReplaceWithin
+	opReplaceWithinWhileAdding
 	numOps
 )
 
@@ -240,6 +244,48 @@ func (h *indexerHarness) replaceModel(objs []*object.Pod) (failed []string) {
 	return failed
 }
 
+// scopes are the namespaces a ReplaceWithin can replace: those of fuzzKeys, and one
+// without objects.
+var scopes = []string{"a", "b", "c", "", "d"}
+
+// inScope is the scope of a ReplaceWithin of namespace ns.
+func inScope(ns string) func(*object.Pod) bool {
+	return func(p *object.Pod) bool { return p.Namespace == ns }
+}
+
+// partObjects makes objects for a ReplaceWithin of ns: in it, as the contract asks.
+func (h *indexerHarness) partObjects(in *opReader, ns string, atLeast int) []*object.Pod {
+	objs := h.objects(in, atLeast)
+	for _, p := range objs {
+		p.Namespace = ns
+	}
+	return objs
+}
+
+// replaceWithinModel is a ReplaceWithin of ns on the model: the objects of ns go, but
+// those of objs (the last of each key) and those whose new object an index function
+// fails on, which keep their previous state (or stay absent).
+func (h *indexerHarness) replaceWithinModel(ns string, objs []*object.Pod) (failed []string) {
+	last := map[string]*object.Pod{}
+	for _, p := range objs {
+		last[object.Key(p)] = p
+	}
+	for key, p := range h.objs {
+		if _, listed := last[key]; !listed && p.Namespace == ns {
+			delete(h.objs, key)
+		}
+	}
+	for key, p := range last {
+		if h.fails(p) {
+			failed = append(failed, key)
+			continue
+		}
+		h.objs[key] = p
+	}
+	slices.Sort(failed)
+	return failed
+}
+
 // checkReplaceError checks that a Replace's error names exactly the failed keys.
 func checkReplaceError(err error, failed []string) error {
 	var got []string
@@ -302,8 +348,22 @@ func (h *indexerHarness) apply(t *testing.T, in *opReader) string {
 		return fmt.Sprintf("add indexers %v", slices.Sorted(maps.Keys(funcs)))
 	case opReplaceWhileAdding:
 		objs, funcs := h.objects(in, 1), h.indexers(in)
-		h.replaceWhileAdding(t, objs, funcs)
+		h.replaceWhileAdding(t, func() error { return h.ix.Replace(objs, "") }, func() []string { return h.replaceModel(objs) }, funcs)
 		return fmt.Sprintf("replace with %s while adding indexers %v", describe(objs), slices.Sorted(maps.Keys(funcs)))
+	case opReplaceWithin:
+		ns := scopes[in.next(len(scopes))]
+		objs := h.partObjects(in, ns, 0)
+		err := h.ix.ReplaceWithin(inScope(ns), objs, "")
+		if err := checkReplaceError(err, h.replaceWithinModel(ns, objs)); err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("replace namespace %q with %s", ns, describe(objs))
+	case opReplaceWithinWhileAdding:
+		ns := scopes[in.next(len(scopes))]
+		objs, funcs := h.partObjects(in, ns, 1), h.indexers(in)
+		h.replaceWhileAdding(t, func() error { return h.ix.ReplaceWithin(inScope(ns), objs, "") },
+			func() []string { return h.replaceWithinModel(ns, objs) }, funcs)
+		return fmt.Sprintf("replace namespace %q with %s while adding indexers %v", ns, describe(objs), slices.Sorted(maps.Keys(funcs)))
 	case opByIndex:
 		names := slices.Sorted(maps.Keys(h.funcs))
 		name := append(names, "missing")[in.next(len(names)+1)]
@@ -325,24 +385,26 @@ func (h *indexerHarness) apply(t *testing.T, in *opReader) string {
 	return "query"
 }
 
-// replaceWhileAdding runs a Replace on another goroutine and, while it is building its
-// new content (stopped inside the gate index function, outside the indexer's lock), adds
-// indexes and reads. The reads must see the old content, whole; after the Replace the
-// new content must be indexed by every index, including those added meanwhile.
-func (h *indexerHarness) replaceWhileAdding(t *testing.T, objs []*object.Pod, funcs map[string]IndexFunc[*object.Pod]) {
+// replaceWhileAdding runs replace (a Replace or a ReplaceWithin) on another goroutine
+// and, while it is building its new content (stopped inside the gate index function,
+// outside the indexer's lock), adds indexes and reads. The reads must see the old
+// content, whole; after the replace the new content must be indexed by every index,
+// including those added meanwhile. model applies the replace to the model and returns
+// the keys that fail.
+func (h *indexerHarness) replaceWhileAdding(t *testing.T, replace func() error, model func() []string, funcs map[string]IndexFunc[*object.Pod]) {
 	building, proceed := make(chan struct{}), make(chan struct{})
 	var once sync.Once
 	h.onBuild = func() { once.Do(func() { close(building); <-proceed }) }
 	done := make(chan error, 1)
-	go func() { done <- h.ix.Replace(objs, "") }()
+	go func() { done <- replace() }()
 	select {
 	case <-building:
 	case err := <-done:
 		// The gate never ran: every object failed an index function that came before it
 		// (an object's indexes run in map order, and the first failure ends its staging).
-		// The Replace is over; add the indexes after it, as the model does.
+		// The replace is over; add the indexes after it, as the model does.
 		h.onBuild = nil
-		if err := checkReplaceError(err, h.replaceModel(objs)); err != nil {
+		if err := checkReplaceError(err, model()); err != nil {
 			t.Fatal(err)
 		}
 		h.addIndexers(t, funcs)
@@ -352,12 +414,12 @@ func (h *indexerHarness) replaceWhileAdding(t *testing.T, objs []*object.Pod, fu
 	if err := h.check(); err != nil { // the old content, under the new indexes too
 		close(proceed)
 		<-done
-		t.Fatalf("while a Replace was building: %v", err)
+		t.Fatalf("while a replace was building: %v", err)
 	}
 	close(proceed)
 	err := <-done
 	h.onBuild = nil
-	if err := checkReplaceError(err, h.replaceModel(objs)); err != nil {
+	if err := checkReplaceError(err, model()); err != nil {
 		t.Fatal(err)
 	}
 }

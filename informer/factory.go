@@ -253,10 +253,10 @@ func (f *Factory) WaitForSync(ctx context.Context) error {
 // whole), through Informer.SetShard; informers with a Selectors.Shard of their own keep
 // it. It refuses a selector that fails shard.Selector.Validate, changing nothing.
 //
-// The channel is closed once every informer whose shard changed holds a list made with
-// its new shard in its cache (or has stopped: see Informer.SetShard), or once the
-// factory is shut down; at once when no informer's shard changed. Informers not started
-// yet apply it with their first list.
+// The channel is closed once every informer whose shard changed holds its new shard in
+// its cache (or has stopped: see Informer.SetShard, which also says what the change
+// costs), or once the factory is shut down; at once when no informer's shard changed.
+// Informers not started yet apply it with their first list.
 func (f *Factory) SetShard(sel shard.Selector) (<-chan struct{}, error) {
 	if err := sel.Validate(); err != nil {
 		return nil, fmt.Errorf("informer factory: %w", err)

@@ -2,7 +2,6 @@ package informer
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -15,7 +14,7 @@ type failures struct {
 	leftOutN atomic.Int32 // len(leftOut), read without the lock on every event
 
 	mu           sync.Mutex
-	leftOut      map[string]error // key → why it is not in the cache in its newest state
+	leftOut      map[string]failure // key → why it is not in the cache in its newest state
 	lastStore    error
 	handlers     []*HandlerPanic
 	mutations    int
@@ -33,22 +32,30 @@ func (f *failures) fill(s *SyncStatus) {
 	s.Mutations, s.LastMutation = f.mutations, f.lastMutation
 }
 
+// failure is an object the cache could not take, and why.
+type failure struct {
+	err error
+	obj any // the informer's T: the state left out
+}
+
 // storeFailed records that the cache could not take key's newest state, and reports
 // whether the status changed. It is logged once per key and error, not at every event.
-func (inf *Informer[T]) storeFailed(key string, err error) bool {
+func (inf *Informer[T]) storeFailed(key string, obj T, err error) bool {
 	if inf.metrics != nil {
 		inf.metrics.storeError()
 	}
 	f := &inf.failures
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if prev, ok := f.leftOut[key]; ok && prev.Error() == err.Error() {
+	if prev, ok := f.leftOut[key]; ok && prev.err.Error() == err.Error() {
+		prev.obj = obj
+		f.leftOut[key] = prev
 		return false
 	}
 	if f.leftOut == nil {
-		f.leftOut = map[string]error{}
+		f.leftOut = map[string]failure{}
 	}
-	f.leftOut[key], f.lastStore = err, err
+	f.leftOut[key], f.lastStore = failure{err: err, obj: obj}, err
 	f.leftOutN.Store(int32(len(f.leftOut)))
 	inf.log.Warn("object left out of the cache: an index function failed on it; the cache keeps its previous state",
 		"key", key, "err", err)
@@ -74,20 +81,24 @@ func (inf *Informer[T]) storeRecovered(key string) bool {
 }
 
 // replaceFailures sets what a relist left out: exactly failed, as a relist is the whole
-// state. It reports whether the status changed.
-func (inf *Informer[T]) replaceFailures(failed map[string]error) bool {
+// state; within scope, for the relist of a part (failures outside it stand). It reports
+// whether the status changed.
+func (inf *Informer[T]) replaceFailures(failed map[string]failure, scope func(T) bool) bool {
 	f := &inf.failures
 	if len(failed) == 0 && f.leftOutN.Load() == 0 {
 		return false
 	}
 	changed := false
-	for key, err := range failed {
-		changed = inf.storeFailed(key, err) || changed
+	for key, fl := range failed {
+		changed = inf.storeFailed(key, fl.obj.(T), fl.err) || changed
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for key := range maps.Keys(f.leftOut) {
-		if _, still := failed[key]; !still {
+	for key, fl := range f.leftOut {
+		if _, still := failed[key]; still {
+			continue
+		}
+		if obj, ok := fl.obj.(T); scope == nil || ok && scope(obj) {
 			delete(f.leftOut, key)
 			changed = true
 		}

@@ -185,17 +185,19 @@ func New[T object.Object](lw reflector.ListerWatcher[T], opts Options[T]) (*Info
 
 // The informer's parts, checked where they are put together.
 var (
-	_ reflector.Store[*object.Pod]         = relistStore[*object.Pod]{}
-	_ reflector.Reuser[*object.Pod]        = relistStore[*object.Pod]{}
-	_ reflector.Bookmarker                 = relistStore[*object.Pod]{}
-	_ reflector.Applier                    = relistStore[*object.Pod]{}
-	_ reflector.ListerWatcher[*object.Pod] = (*listwatch.Resource[*object.Pod])(nil)
-	_ reflector.Metrics                    = (*informerMetrics)(nil)
-	_ reflector.ShardMetrics               = (*informerMetrics)(nil)
-	_ Syncer                               = (*Informer[*object.Pod])(nil)
-	_ Syncer                               = (*Registration[*object.Pod])(nil)
-	_ statuser                             = (*Informer[*object.Pod])(nil)
-	_ deltafifo.Known[*object.Pod]         = (*indexer.Indexer[*object.Pod])(nil)
+	_ reflector.Store[*object.Pod]          = relistStore[*object.Pod]{}
+	_ reflector.Reuser[*object.Pod]         = relistStore[*object.Pod]{}
+	_ reflector.Bookmarker                  = relistStore[*object.Pod]{}
+	_ reflector.Applier                     = relistStore[*object.Pod]{}
+	_ reflector.ScopedReplacer[*object.Pod] = relistStore[*object.Pod]{}
+	_ reflector.ListedMetrics               = (*informerMetrics)(nil)
+	_ reflector.ListerWatcher[*object.Pod]  = (*listwatch.Resource[*object.Pod])(nil)
+	_ reflector.Metrics                     = (*informerMetrics)(nil)
+	_ reflector.ShardMetrics                = (*informerMetrics)(nil)
+	_ Syncer                                = (*Informer[*object.Pod])(nil)
+	_ Syncer                                = (*Registration[*object.Pod])(nil)
+	_ statuser                              = (*Informer[*object.Pod])(nil)
+	_ deltafifo.Known[*object.Pod]          = (*indexer.Indexer[*object.Pod])(nil)
 )
 
 // relistStore is the reflector's view of the informer: the FIFO, plus the cache for
@@ -213,8 +215,14 @@ func (s relistStore[T]) Replace(objs []T, resourceVersion string) {
 	s.FIFO.Replace(objs, resourceVersion)
 }
 
-// AfterReplace runs f once the processing loop has applied the Replace just queued, or
-// once the informer has stopped.
+// ReplaceWithin queues the relist of a part, counted as Replace is.
+func (s relistStore[T]) ReplaceWithin(scope func(T) bool, objs []T, resourceVersion string) {
+	s.replaces.queued()
+	s.FIFO.ReplaceWithin(scope, objs, resourceVersion)
+}
+
+// AfterReplace runs f once the processing loop has applied every Replace and
+// ReplaceWithin queued so far, or once the informer has stopped.
 func (s relistStore[T]) AfterReplace(f func()) { s.replaces.after(f) }
 
 // replaceTracker runs the functions handed to AfterReplace once the processing loop has
@@ -479,7 +487,7 @@ func (inf *Informer[T]) processLocked(it *deltafifo.Item[T]) (failuresChanged bo
 			// The cache stays as it was, and so do the handlers' views; the cache has
 			// still followed the server this far.
 			inf.cache.Bookmark(obj.Meta().ResourceVersion)
-			return inf.storeFailed(d.Key, err)
+			return inf.storeFailed(d.Key, obj, err)
 		}
 		inf.mutations.stored(d.Key, obj)
 		inf.traceStored(obj)
@@ -528,7 +536,9 @@ func (inf *Informer[T]) traceStored(obj T) {
 // processReplace applies a relist atomically: the cache switches to the listed state in
 // one step, then handlers hear what changed: adds (initial ones for the first list),
 // updates for objects whose resourceVersion moved, and tombstones for objects gone.
-// Objects the cache could not take keep their previous state and are not announced.
+// Objects the cache could not take keep their previous state and are not announced. The
+// relist of a part (r.Scope: the part of a shard that SetShard added or took away) does
+// the same within it, and leaves the rest of the cache alone.
 func (inf *Informer[T]) processReplace(r *deltafifo.Replace[T], now time.Time) (failuresChanged bool) {
 	replaced, tombstones := deltafifo.ReplaceDeltas[T](r, inf.cache)
 	var notes []note[T]
@@ -548,12 +558,23 @@ func (inf *Informer[T]) processReplace(r *deltafifo.Replace[T], now time.Time) (
 	for _, d := range tombstones {
 		notes = append(notes, note[T]{kind: noteDelete, obj: d.Object, finalStateUnknown: true, at: now})
 	}
-	err := inf.cache.Replace(r.Objects, r.ResourceVersion)
-	failed := map[string]error{}
+	var err error
+	if r.Scope != nil {
+		err = inf.cache.ReplaceWithin(r.Scope, r.Objects, r.ResourceVersion)
+	} else {
+		err = inf.cache.Replace(r.Objects, r.ResourceVersion)
+	}
+	failed := map[string]failure{}
 	var rerr *indexer.ReplaceError
 	if errors.As(err, &rerr) {
 		for _, f := range rerr.Failed {
-			failed[f.Key] = f
+			failed[f.Key] = failure{err: f}
+		}
+		for _, obj := range r.Objects { // the last of a key is the one that failed
+			if f, bad := failed[object.Key(obj)]; bad {
+				f.obj = obj
+				failed[object.Key(obj)] = f
+			}
 		}
 	}
 	kept := notes[:0]
@@ -568,13 +589,13 @@ func (inf *Informer[T]) processReplace(r *deltafifo.Replace[T], now time.Time) (
 	for _, l := range inf.listeners {
 		l.addAll(kept)
 	}
-	failuresChanged = inf.replaceFailures(failed)
+	failuresChanged = inf.replaceFailures(failed, r.Scope)
 	if inf.mutations != nil {
 		for _, d := range tombstones {
 			inf.mutations.removed(d.Key)
 		}
 		for _, obj := range r.Objects {
-			if key := object.Key(obj); failed[key] == nil {
+			if key := object.Key(obj); failed[key].err == nil {
 				inf.mutations.stored(key, obj)
 			}
 		}
@@ -703,14 +724,22 @@ func (inf *Informer[T]) processResync(now time.Time) {
 // when members join or leave and its part of the cluster grows or shrinks. It refuses a
 // selector that fails shard.Selector.Validate; the zero Selector is no shard. See
 // reflector.Reflector.SetShard for what the reflector does: in short, nothing outside
-// sel enters the cache's queue once SetShard returns, and the informer relists with sel.
-// Handlers hear that relist as any other: a delete (finalStateUnknown) for each object
-// that left the shard, an add for each that joined it, nothing for those that stayed
-// unchanged, which keep their cached objects. Status().ShardFiltering is
-// reflector.ShardFilteringUnknown until the new shard's first request tells.
+// sel enters the cache's queue once SetShard returns, and the change costs only the
+// difference while the informer watches: the objects of the part the shard lost leave
+// the cache at once, with no request, and the part it gained is listed alone, at the
+// cache's resourceVersion, and merged into the cache in one step (each a relist of that
+// part, applied atomically); before the first list, or while one is under way, the
+// informer relists with sel. Either way handlers hear what a relist shows: a delete
+// (finalStateUnknown) for each object that left the shard, an add for each that joined
+// it, nothing for those that stayed, which keep their cached objects.
+// kinformer_informer_listed_objects_total says what the change listed.
+// Status().ShardFiltering is reflector.ShardFilteringUnknown until the new shard's first
+// list tells (a shrink, which lists nothing, keeps what the server was found to do).
 //
-// The channel is closed once the cache holds a list made with sel (or with a shard set
-// later): the moment to start acting on the part the shard gained. It is also closed
+// The channel is closed once the cache holds the whole new shard (or that of a shard set
+// later): the moment to start acting on the part the shard gained. When the change cost
+// the difference, that is the shard at the resourceVersion the cache was at, which may be
+// a moment older than the call; the watch brings what changed since. It is also closed
 // when the informer stops, whichever comes first, so a waiter never hangs (an informer
 // that has stopped answers a SetShard with a closed channel at once; Status().State is
 // then reflector.StateStopped and the cache is frozen as it was); it is never closed for

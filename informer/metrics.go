@@ -27,7 +27,11 @@ import (
 //	absent without a shard, or before a list has told), kinformer_informer_shard_dropped_total{name}
 //	(objects and events the informer dropped as outside its shard: 0 while the server filters),
 //	kinformer_informer_cached_objects{name} (what the cache holds: with a shard, the
-//	informer's part of the cluster)
+//	informer's part of the cluster), kinformer_informer_listed_objects_total{name}
+//	(objects the lists and streaming lists delivered, before any was dropped as outside
+//	the shard: the cost of a shard change, to compare with the objects it moved; a
+//	growth lists the part gained alone from a server that filters, a shrink lists
+//	nothing)
 //
 // Handler gauges and the cache's size are read at scrape time.
 type Metrics struct {
@@ -38,6 +42,7 @@ type Metrics struct {
 	mutations               *prometheus.CounterVec
 	shardOnClient           *prometheus.GaugeVec
 	shardDropped            *prometheus.CounterVec
+	listed                  *prometheus.CounterVec
 	depth, lag, coalesced   *prometheus.Desc
 	cached                  *prometheus.Desc
 
@@ -76,6 +81,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "1 when the server ignores the informer's shard selector (no ShardedListAndWatch feature gate) and the informer filters alone, 0 when the server filters."}, []string{"name"}),
 		shardDropped: counter("kinformer_informer_shard_dropped_total",
 			"Objects and watch events dropped by the informer as outside its shard, which a server that filters never sends."),
+		listed: counter("kinformer_informer_listed_objects_total",
+			"Objects delivered by lists and streaming lists, before any was dropped as outside the shard."),
 		depth:     prometheus.NewDesc("kinformer_informer_handler_buffer_depth", "Notifications waiting for a handler.", []string{"name", "handler"}, nil),
 		lag:       prometheus.NewDesc("kinformer_informer_handler_lag_seconds", "Age of the oldest notification waiting for a handler.", []string{"name", "handler"}, nil),
 		coalesced: prometheus.NewDesc("kinformer_informer_handler_coalesced_total", "Notifications merged because a handler's buffer was full.", []string{"name", "handler"}, nil),
@@ -83,7 +90,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		informers: map[string]handlerStats{},
 	}
 	for _, c := range []prometheus.Collector{m.lists, m.watches, m.relists, m.events, m.lastRV, m.storeErrors, m.panics, m.mutations,
-		m.shardOnClient, m.shardDropped, (*handlerCollector)(m)} {
+		m.shardOnClient, m.shardDropped, m.listed, (*handlerCollector)(m)} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -157,6 +164,8 @@ func (im *informerMetrics) ShardDropped(n int) {
 	im.m.shardDropped.WithLabelValues(im.name).Add(float64(n))
 }
 
+func (im *informerMetrics) Listed(n int) { im.m.listed.WithLabelValues(im.name).Add(float64(n)) }
+
 func (im *informerMetrics) storeError() { im.m.storeErrors.WithLabelValues(im.name).Inc() }
 func (im *informerMetrics) mutation()   { im.m.mutations.WithLabelValues(im.name).Inc() }
 func (im *informerMetrics) handlerPanic(handler string) {
@@ -170,7 +179,8 @@ func (im *informerMetrics) forget() {
 	delete(m.informers, im.name)
 	m.mu.Unlock()
 	for _, v := range []*prometheus.MetricVec{m.lists.MetricVec, m.watches.MetricVec, m.relists.MetricVec, m.events.MetricVec, m.lastRV.MetricVec,
-		m.storeErrors.MetricVec, m.panics.MetricVec, m.mutations.MetricVec, m.shardOnClient.MetricVec, m.shardDropped.MetricVec} {
+		m.storeErrors.MetricVec, m.panics.MetricVec, m.mutations.MetricVec, m.shardOnClient.MetricVec, m.shardDropped.MetricVec,
+		m.listed.MetricVec} {
 		v.DeletePartialMatch(prometheus.Labels{"name": im.name})
 	}
 }

@@ -46,9 +46,11 @@ func TestMetricsCountWhatHappened(t *testing.T) {
 		"relists": metric(t, reg, "kinformer_reflector_relists_total", pods),
 		"added":   metric(t, reg, "kinformer_reflector_watch_events_total", map[string]string{"name": "pods", "type": "ADDED"}),
 		"deleted": metric(t, reg, "kinformer_reflector_watch_events_total", map[string]string{"name": "pods", "type": "DELETED"}),
+		"listed":  metric(t, reg, "kinformer_informer_listed_objects_total", pods),
 	}
 	// b, c, d and the gap's "cut-1" were watched as ADDED; the relist found during-gap.
-	want := map[string]float64{"lists": 2, "relists": 1, "added": 4, "deleted": 1}
+	// The first list delivered a, the relist a, c, d, cut-1 and during-gap.
+	want := map[string]float64{"lists": 2, "relists": 1, "added": 4, "deleted": 1, "listed": 6}
 	for k, w := range want {
 		if counts[k] != w {
 			t.Errorf("%s = %v, want %v", k, counts[k], w)

@@ -22,7 +22,13 @@
 //	Watching       an event over MaxFrameSize                    → Listing (a relist: resuming would meet it again)
 //	Watching       a stream that worked breaks                   → Watching (at once; the backoff starts over)
 //	Watching       any other failure                             → BackingOff → Watching
-//	Watching       the shard changes                             → Listing (a relist with the new shard)
+//	Watching       the shard shrinks                             → Watching (from the last resourceVersion, the part lost dropped locally)
+//	Watching       the shard grows                               → ListingAdded (the part gained, at the last resourceVersion)
+//	Watching       the shard moves to another field              → Listing (a relist with the new shard)
+//	ListingAdded   the part gained is stored                     → Watching (the whole new shard, from the same resourceVersion)
+//	ListingAdded   410 on the exact resourceVersion              → Listing (a relist with the new shard)
+//	ListingAdded   the list of the part fails                    → BackingOff → ListingAdded
+//	ListingAdded   the shard changes before the part is stored   → ListingAdded (again, against what the store holds)
 //	BackingOff     the wait is over                              → the state that failed
 //	any state      ctx ends                                      → Stopped
 //
@@ -47,23 +53,48 @@
 // that came alone is handed over unheld.
 //
 // A shard (Options.Shard) is data, not a state: every request of every state carries
-// it, and the reflector drops what lies outside it wherever objects arrive (list pages,
-// a streaming list's events, watch events) before the store sees them, since a server
-// without the feature gate ignores it. Status.ShardFiltering says whether the server
-// filtered, as judged from each list's metadata.shardInfo and from any object outside
-// the shard that arrives.
+// it (the list of a part that SetShard added carries that part), and the reflector drops
+// what lies outside it wherever objects arrive (list pages, a streaming list's events,
+// watch events) before the store sees them, since a server without the feature gate
+// ignores it. Status.ShardFiltering says whether the server filtered, as judged from each
+// list's metadata.shardInfo and from any object outside the shard that arrives. A
+// ListedMetrics counts the objects lists deliver, before any is dropped: what a shard
+// change costs.
 //
-// SetShard changes the shard of a running reflector, and the table's three "shard
-// changes" rows are what it does to the loop. The filter switches at once, for whatever
-// is on its way; but the store's whole state and the watch that follows it are of the
-// old shard, so the loop fetches the whole state again with the new one: SetShard ends
-// the open stream (a watch's, or a streaming list's before its bookmark), and a list is
-// abandoned before its next page, with nothing stored. A relist is then a streaming list
-// again while the server does them, as after a 410, but counts as no relist (Relists),
-// since nothing failed. A shard that changes while the loop backs off takes effect on
-// the next request: a list or streaming list asks for the new shard, and a watch, which
-// could only follow the old shard's state, gives way to a relist with the new one (the
-// Watching row, without a request). Each request carries the shard current when it is
-// made, and only a whole state fetched with the shard still current is stored; the
-// channel SetShard returns is closed once one is.
+// SetShard changes the shard of a running reflector, and the table's "shard" rows are
+// what it does to the loop. The filter switches at once, for whatever is on its way. A
+// fetch of the whole state under way (a list, or a streaming list before its bookmark)
+// is of the old shard: SetShard ends its stream, or the list is abandoned before its next
+// page, with nothing stored, and a relist with the new shard follows (a streaming list
+// again while the server does them). It counts as no relist (Relists), since nothing
+// failed.
+//
+// While the loop watches, the store holds the whole state of the old shard at a known
+// resourceVersion R (the last one recorded, a bookmark's included), and a change costs
+// only the difference. SetShard ends the watch. The part the shard lost is dropped from
+// the store at once, with no request (the store's ReplaceWithin, see ScopedReplacer);
+// a watch with the new, narrower, selector then resumes from R, rather than the old one
+// going on: the old one would carry the events of the part lost until its timeout, all
+// of them decoded to be dropped. The part the shard gained is listed alone (ListingAdded):
+// with shardSelector the part gained, in pages, at exactly R (resourceVersionMatch=Exact),
+// so that the listed part and the rest of the store are one state of the server; it
+// replaces what the store holds in that part, the rest untouched; and one watch with the
+// whole new shard resumes from R, replaying what happened during the list. A server
+// without the feature gate sends every object for that list: the filter keeps the part
+// gained, and the list tells Status.ShardFiltering as any list does. A change that both
+// gains and loses does both, the drop first. A SetShard during that list throws the list
+// away before its next page or at the latest before it is stored, and what the store
+// holds is weighed against the shard then current, so no part listed for a shard that is
+// no longer current is ever stored. When R is gone from the server (410), unknown to it
+// (too large), or the request is refused, the whole state is fetched with the new shard
+// instead; other failures of that list back off and list the part again. A shard of
+// another field, and a store that cannot replace a part (no ScopedReplacer), fetch the
+// whole state too.
+//
+// A shard that changes while the loop backs off takes effect on the next request: a list
+// or streaming list asks for the new shard, and a watch, which could only follow the
+// store's shard, gives way to the change above (the Watching rows, without a request).
+// Each request carries the shard current when it is made, and only a state fetched with
+// the shard still current is stored; the channel SetShard returns is closed once the
+// store holds the whole new shard.
 package reflector

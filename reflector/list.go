@@ -10,6 +10,7 @@ import (
 
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
+	"github.com/kinformer/kinformer/shard"
 )
 
 // list fetches the full state in pages and hands it to the store. The first list asks
@@ -24,9 +25,9 @@ func (r *Reflector[T]) list(ctx context.Context, relist bool) error {
 	if relist {
 		rv = r.LastSyncResourceVersion()
 	}
-	items, listRV, err := r.listPages(ctx, rv, sh)
+	items, listRV, err := r.listPages(ctx, r.listOptions(rv, sh.sel), sh, sh)
 	if err != nil && (object.IsGone(err) || isTooLargeRV(err)) && rv != "" {
-		items, listRV, err = r.listPages(ctx, "", sh)
+		items, listRV, err = r.listPages(ctx, r.listOptions("", sh.sel), sh, sh)
 	}
 	if err != nil {
 		return err
@@ -44,22 +45,25 @@ func (r *Reflector[T]) list(ctx context.Context, relist bool) error {
 	return nil
 }
 
-// listPages follows continue tokens. A token that expires mid-way (410) restarts the
-// list once, unpaginated, at the newest state. Every page asks for sh; once the shard is
-// no longer sh, no page more is asked for (errShardChanged).
-func (r *Reflector[T]) listPages(ctx context.Context, rv string, sh *shardState) ([]T, string, error) {
+// listPages lists with opts, following continue tokens. opts asks for the shard asked
+// (sh, the current shard, or the part of it that SetShard added); sh is judged by what
+// the pages say about shards. A token that expires mid-way (410) restarts the list once,
+// unpaginated, at the newest state; but a list at an exact resourceVersion fails with
+// that 410, since no other state will do. Once the shard is no longer sh, no page more is
+// asked for (errShardChanged).
+func (r *Reflector[T]) listPages(ctx context.Context, opts listwatch.ListOptions, asked, sh *shardState) ([]T, string, error) {
 	r.opts.Metrics.List()
-	opts := r.listOptions(rv, sh)
+	first := opts
 	var items []T
 	listRV := ""
 	for {
 		page, err := r.lw.List(ctx, opts)
-		if err != nil && opts.Continue != "" && object.IsGone(err) {
+		if err != nil && opts.Continue != "" && object.IsGone(err) && first.ResourceVersionMatch != "Exact" {
 			// The pages so far are of a state the server no longer has: start over at
 			// the newest one, whole.
 			items, listRV = nil, ""
-			opts = r.listOptions("", sh)
-			opts.Limit = 0
+			opts = first
+			opts.ResourceVersion, opts.ResourceVersionMatch, opts.Limit = "", "", 0
 			page, err = r.lw.List(ctx, opts)
 		}
 		if err != nil {
@@ -68,7 +72,8 @@ func (r *Reflector[T]) listPages(ctx context.Context, rv string, sh *shardState)
 		if listRV == "" {
 			listRV = page.ResourceVersion
 		}
-		page.Items = r.keepInShard(page.Items, page.ShardInfo, sh)
+		r.countListed(len(page.Items))
+		page.Items = r.keepInShard(page.Items, page.ShardInfo, asked, sh)
 		r.reuse(page.Items)
 		items = append(items, page.Items...)
 		if page.Continue == "" {
@@ -81,10 +86,18 @@ func (r *Reflector[T]) listPages(ctx context.Context, rv string, sh *shardState)
 	}
 }
 
+// countListed hands the metrics the number of objects a list page or a streaming list
+// delivered.
+func (r *Reflector[T]) countListed(n int) {
+	if m, ok := r.opts.Metrics.(ListedMetrics); ok && n > 0 {
+		m.Listed(n)
+	}
+}
+
 // listOptions are the options of a list at rv ("0": any state, "": the newest, else at
-// least rv) in the shard sh.
-func (r *Reflector[T]) listOptions(rv string, sh *shardState) listwatch.ListOptions {
-	opts := listwatch.ListOptions{LabelSelector: r.opts.LabelSelector, FieldSelector: r.opts.FieldSelector, Shard: sh.sel,
+// least rv) in the part of the hash space sel.
+func (r *Reflector[T]) listOptions(rv string, sel shard.Selector) listwatch.ListOptions {
+	opts := listwatch.ListOptions{LabelSelector: r.opts.LabelSelector, FieldSelector: r.opts.FieldSelector, Shard: sel,
 		ResourceVersion: rv, Limit: r.opts.PageSize, MaxFrameSize: r.opts.MaxFrameSize, Decode: r.opts.Decode}
 	if rv != "" && rv != "0" {
 		opts.ResourceVersionMatch = "NotOlderThan"
@@ -146,6 +159,8 @@ func (r *Reflector[T]) streamList(ctx context.Context) state {
 		r.untrack()
 	}
 	var items []T
+	streamed := 0 // objects the stream delivered, for ListedMetrics
+	defer func() { r.countListed(streamed) }()
 	for {
 		ev, err := w.Next()
 		if err != nil {
@@ -163,6 +178,7 @@ func (r *Reflector[T]) streamList(ctx context.Context) state {
 		}
 		switch ev.Type {
 		case listwatch.Added:
+			streamed++
 			if !inShard(sh, ev.Object) {
 				// No shardInfo comes with a streaming list: an object outside the shard is
 				// the only sign that the server ignored the selector.

@@ -40,12 +40,23 @@ type Reuser[T any] interface {
 	Reuse(obj T) T
 }
 
+// ScopedReplacer is an optional Store method, which lets a shard change cost only the
+// difference (see SetShard). ReplaceWithin is a Replace of one part of the store: every
+// object it holds that scope selects is dropped, and objs (all of which scope selects)
+// are stored instead, at once, as one step; objects outside scope are left as they are.
+// scope is pure and cheap (a hash of the namespace or uid). Without the method, every
+// shard change fetches the whole state again.
+type ScopedReplacer[T any] interface {
+	ReplaceWithin(scope func(T) bool, objs []T, resourceVersion string)
+}
+
 // Applier is an optional Store method, for a store that applies what it is handed later
-// than the call returns (a queue in front of a cache, as the informer's). Right after a
-// Replace the reflector may call AfterReplace with a function that the store must call
-// once that Replace has been applied, or once the store knows it never will be (it has
-// stopped): that is when the channel SetShard returned is closed. Without it, the
-// channel is closed as Replace returns.
+// than the call returns (a queue in front of a cache, as the informer's). After a
+// Replace or a ReplaceWithin, or a shard change that needed neither, the reflector may
+// call AfterReplace with a function that the store must call once every Replace and
+// ReplaceWithin it was handed before the call has been applied, or once the store knows
+// it never will be (it has stopped): that is when the channel SetShard returned is
+// closed. Without it, the channel is closed as the store call returns.
 type Applier interface {
 	AfterReplace(f func())
 }
@@ -85,6 +96,15 @@ type Metrics interface {
 	ResourceVersion(rv string)
 }
 
+// ListedMetrics is an optional Metrics method: Listed hears how many objects each list
+// page, or a streaming list, delivered (n > 0), before any is dropped as outside the
+// shard. Compared with the objects that a shard change moved, it says what the change
+// cost: a growth lists only the part gained from a server that filters, and a shrink
+// lists nothing.
+type ListedMetrics interface {
+	Listed(n int)
+}
+
 // noMetrics is the Metrics of a reflector given none.
 type noMetrics struct{}
 
@@ -102,7 +122,8 @@ type Options struct {
 	LabelSelector, FieldSelector string
 	// Shard restricts the store to one part of the hash space (see package shard). Every
 	// request carries it as shardSelector: the first list and each of its pages, every
-	// relist, watch, resumed watch and streaming list. And the reflector drops, itself,
+	// relist, watch, resumed watch and streaming list (the list of the part a SetShard
+	// added carries that part). And the reflector drops, itself,
 	// every listed object and watch event outside it before the store sees it, because a
 	// server may not filter: kube-apiserver 1.36 without the ShardedListAndWatch feature
 	// gate ignores the parameter without a word. Status.ShardFiltering says whether the
@@ -159,6 +180,7 @@ type State string
 const (
 	StateStarting      State = "Starting" // before Run
 	StateListing       State = "Listing"
+	StateListingAdded  State = "ListingAdded" // the part SetShard added, at the store's resourceVersion
 	StateStreamingList State = "StreamingList"
 	StateWatching      State = "Watching"
 	StateBackingOff    State = "BackingOff"
@@ -180,14 +202,17 @@ type Status struct {
 	StreamingFallback       bool
 	StreamingFallbackReason error
 	// Relists counts the lists after the first one (a 410, a lost event); not those that
-	// follow a SetShard, which are no failure.
+	// follow a SetShard (the list of the part it added, or of the whole new shard), which
+	// are no failure.
 	Relists int
 	// Backoff is the wait under way while State is BackingOff.
 	Backoff time.Duration
 	// ShardFiltering says, when Options.Shard is set, whether the server filters by it or
 	// the reflector alone does (see ShardFiltering); "" without a shard. SetShard sets it
 	// back to ShardFilteringUnknown ("" for the zero Selector) until a request with the
-	// new shard tells.
+	// new shard tells; a change that needs no list (the shard only shrank while the loop
+	// watched) takes the answer the server gave about the shard before, as the same
+	// server serves both.
 	ShardFiltering ShardFiltering
 	// ShardDropped counts the listed objects and watch events dropped as outside the
 	// shard of the request that brought them: 0 while the server filters. (Events that a
@@ -236,9 +261,10 @@ type Reflector[T object.Object] struct {
 	mu          sync.Mutex
 	status      Status
 	subscribers notify.List[Status]
-	// storedGen is the generation (shardState.gen) of the last whole state handed to the
-	// store, -1 before the first: the store holds that shard, and only a watch of the
-	// same generation may follow it.
+	// storedGen is the generation (shardState.gen) of the shard whose whole state the
+	// store was last handed (by a list, or by the changes of a SetShard), -1 before the
+	// first: the store holds that shard, and only a watch of the same generation may
+	// follow it.
 	storedGen int64
 	// appliedGen is the generation of the last whole state the store has applied (which
 	// an Applier does after the Replace), -1 before the first.
@@ -249,6 +275,11 @@ type Reflector[T object.Object] struct {
 	// stream is the stream open in the loop (a streaming list's or a watch's), which
 	// SetShard closes; nil between streams.
 	stream listwatch.Stream[T]
+
+	// held is the part of the hash space whose objects the store holds, all of them, at
+	// LastSyncResourceVersion: the shard of storedGen, less what a SetShard took away
+	// since. Only the loop reads and writes it, with storeMu held to write.
+	held span
 }
 
 // New returns a reflector from lw into store.

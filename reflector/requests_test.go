@@ -43,6 +43,8 @@ type requestLog struct {
 	reqs      []request
 	nextWatch *cannedAnswer
 	answered  int // watches the server has begun to answer (see answerMark)
+	// onList, when set, runs before the server answers a list (not a watch).
+	onList func(query url.Values)
 }
 
 // cannedAnswer is a response written by the test instead of the server.
@@ -62,7 +64,11 @@ func (l *requestLog) wrap(h http.Handler) http.Handler {
 			if req.watch() {
 				l.nextWatch = nil
 			}
+			onList := l.onList
 			l.mu.Unlock()
+			if onList != nil && !req.watch() {
+				onList(req.query)
+			}
 			if canned != nil && req.watch() {
 				w.Header().Set("Content-Type", "application/json")
 				if canned.retryAfter != "" {
@@ -159,15 +165,9 @@ func serveOn(t *testing.T, addr string, h http.Handler) *httpServer {
 	t.Helper()
 	var l net.Listener
 	var err error
-	for range 50 { // the port of a server just stopped can take a moment to free
-		if l, err = net.Listen("tcp", addr); err == nil {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The port of a server just stopped can take a moment to free.
+	testwait.Eventually(t, 5*time.Second, func() bool { l, err = net.Listen("tcp", addr); return err == nil },
+		"listening on %s: %v", addr, testwait.Lazy(func() any { return err }))
 	s := &httpServer{addr: l.Addr().String(), srv: &http.Server{Handler: h}, done: make(chan struct{})}
 	go func() { defer close(s.done); _ = s.srv.Serve(l) }()
 	t.Cleanup(s.stop)
@@ -187,8 +187,14 @@ type fixture struct {
 
 func newFixture(t *testing.T, pods int) *fixture {
 	t.Helper()
+	return newFixtureWith(t, pods, apisim.Options{})
+}
+
+// newFixtureWith is newFixture with a simulator made with opts.
+func newFixtureWith(t *testing.T, pods int, opts apisim.Options) *fixture {
+	t.Helper()
 	leakcheck.Check(t)
-	f := &fixture{sim: apisim.New(apisim.Options{}), log: &requestLog{}}
+	f := &fixture{sim: apisim.New(opts), log: &requestLog{}}
 	t.Cleanup(func() { f.sim.Close() })
 	f.server = serveOn(t, "127.0.0.1:0", f.log.wrap(f.sim))
 	// No client-side retries: the reflector's own reaction to each answer is under test.

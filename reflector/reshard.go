@@ -1,10 +1,13 @@
 package reflector
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net/http"
 
 	"github.com/kinformer/kinformer/listwatch"
+	"github.com/kinformer/kinformer/object"
 	"github.com/kinformer/kinformer/shard"
 )
 
@@ -34,20 +37,28 @@ func closedChan() chan struct{} {
 //
 // The client-side filter switches at once: once SetShard returns, every listed object and
 // watch event outside sel is dropped before the store sees it, even one already on its
-// way, so the store gains nothing outside sel beyond what it held. The loop then fetches
-// the whole state again with sel (see the package doc's table): the open watch is ended
-// and a relist (a streaming list while the server does them) follows at once; a list or
-// streaming list under way is abandoned for a new one before its next request; a backoff
-// under way is waited out first. The store is replaced by that list as by any relist:
-// objects that left the shard are deleted, objects that stayed are reused (Reuser).
-// Status.ShardFiltering goes back to ShardFilteringUnknown ("" for the zero Selector)
-// until a request with sel tells.
+// way, so the store gains nothing outside sel beyond what it held. What the loop does then
+// depends on where it is (see the package doc's table). While it watches, the change
+// costs only the difference: SetShard ends the open watch; the objects of the part the
+// shard lost are dropped from the store at once, without a request (for a store that is a
+// ScopedReplacer; handlers of an informer hear them deleted); the part it gained, if any,
+// is listed alone, at the store's resourceVersion, and merged into the store; then one
+// watch with sel resumes from that resourceVersion. Elsewhere (a list, a streaming list,
+// a backoff before the first whole state), and when sel hashes another field than the
+// shard before, the whole state is fetched again with sel: a list or streaming list under
+// way is abandoned for a new one before its next request, a backoff under way is waited
+// out first, and the store is replaced as by any relist (objects that left the shard are
+// deleted, objects that stayed are reused, see Reuser). Status.ShardFiltering goes back
+// to ShardFilteringUnknown ("" for the zero Selector) until a request with sel tells.
 //
-// The channel is closed once a whole state fetched with sel, or with a shard set later,
-// is in the store (for an Applier, once the store has applied it): that is what a caller
-// waits for before acting on the part the shard gained. It is also closed when Run
-// returns, and at once after it has, so a waiter never hangs on a stopped reflector; a
-// reflector that never runs never closes it. A SetShard with the current shard (the
+// The channel is closed once the store holds the whole state of sel, or of a shard set
+// later (for an Applier, once the store has applied it): that is what a caller waits for
+// before acting on the part the shard gained. After a change that cost the difference,
+// that state is the one at the resourceVersion the store was at, which may be a moment
+// older than the call (a relist would have read a newer one): the watch that resumes
+// from it brings what changed since, as it brings any change. It is also closed when
+// Run returns, and at once after it has, so a waiter never hangs on a stopped reflector;
+// a reflector that never runs never closes it. A SetShard with the current shard (the
 // same set of hashes of the same field) changes nothing and returns the channel of that
 // shard: closed already, unless its whole state is still to come.
 //
@@ -67,6 +78,11 @@ func (r *Reflector[T]) SetShard(sel shard.Selector) (<-chan struct{}, error) {
 		return done, nil
 	}
 	next := newShardState(sel, cur.gen+1)
+	// What the server did with the shard before is kept for a change that lists nothing.
+	next.verdict = cur.verdict
+	if f := r.status.ShardFiltering; f == ShardFilteringServer || f == ShardFilteringClient {
+		next.verdict = f
+	}
 	r.shard.Store(next)
 	old := r.status
 	r.status.ShardFiltering = ""
@@ -86,9 +102,9 @@ func (r *Reflector[T]) SetShard(sel shard.Selector) (<-chan struct{}, error) {
 	if st.ShardFiltering != old.ShardFiltering {
 		r.tellShardFiltering(st.ShardFiltering)
 	}
-	r.log.Info("the shard changed: fetching the whole state again", "shard", next.text, "was", cur.text)
+	r.log.Info("the shard changed", "shard", next.text, "was", cur.text)
 	if open != nil {
-		open.Close() // the loop sees the shard changed, and relists
+		open.Close() // the loop sees the shard changed
 	}
 	return done, nil
 }
@@ -122,16 +138,28 @@ func (r *Reflector[T]) replace(items []T, rv string, sh *shardState) bool {
 		return false
 	}
 	r.store.Replace(items, rv)
+	r.held = spanOf(sh.sel)
+	r.holds(sh)
+	r.storeMu.Unlock()
+	r.afterApplied(sh.gen)
+	return true
+}
+
+// holds records that the store has been handed the whole state of sh. storeMu is held.
+func (r *Reflector[T]) holds(sh *shardState) {
 	r.mu.Lock()
 	r.storedGen = sh.gen
 	r.mu.Unlock()
-	r.storeMu.Unlock()
+}
+
+// afterApplied closes the SetShard channels of generation gen and before once the store
+// has applied what it was handed: at once, but for an Applier.
+func (r *Reflector[T]) afterApplied(gen int64) {
 	if a, ok := r.store.(Applier); ok {
-		a.AfterReplace(func() { r.applied(sh.gen) })
+		a.AfterReplace(func() { r.applied(gen) })
 	} else {
-		r.applied(sh.gen)
+		r.applied(gen)
 	}
-	return true
 }
 
 // applied notes that the store has applied a whole state of generation gen, and closes
@@ -187,12 +215,117 @@ func (r *Reflector[T]) untrack() {
 	r.mu.Unlock()
 }
 
-// refetch is the state after the shard changed under a fetch of the whole state or a
-// watch: the whole state again, with the new shard. Unlike a relist after a 410 it is no
-// failure, and Relists does not count it.
+// refetch is the state after the shard changed under a fetch of the whole state, or
+// under a watch when the difference cannot be fetched alone: the whole state again, with
+// the new shard. Unlike a relist after a 410 it is no failure, and Relists does not count
+// it.
 func (r *Reflector[T]) refetch() state {
 	r.log.Debug("fetching the whole state with the new shard", "shard", r.shard.Load().text)
 	return r.fetchWhole(true)
+}
+
+// settle is the state after the shard changed under a watch (or under the list of a
+// part it gained): the store holds all of r.held at the last resourceVersion, and the
+// shard is now sh. The part of r.held outside sh is dropped from the store at once, with
+// no request. What sh has beyond r.held is then listed (listingAdded); when there is
+// nothing, the store holds sh and a watch with it resumes from the last resourceVersion.
+// A store that cannot replace a part, and a shard of another field (no part of one is a
+// part of the other), fetch the whole state instead.
+func (r *Reflector[T]) settle() state {
+	sh := r.shard.Load()
+	scoped, ok := r.store.(ScopedReplacer[T])
+	if !ok {
+		return r.refetch()
+	}
+	lost, gained, ok := r.held.diff(spanOf(sh.sel))
+	if !ok {
+		return r.refetch()
+	}
+	r.storeMu.Lock()
+	if r.shard.Load() != sh {
+		// Changed again: a watching step finds the store stale and settles anew.
+		r.storeMu.Unlock()
+		return watching[T]{}
+	}
+	rv := r.LastSyncResourceVersion()
+	if !lost.empty() {
+		scoped.ReplaceWithin(inSpan[T](lost), nil, rv)
+		r.held = r.held.without(lost)
+		r.log.Info("dropped the part the shard lost", "shard", sh.text, "lost", lost.selector().String())
+	}
+	if !gained.empty() {
+		r.storeMu.Unlock()
+		return listingAdded{}
+	}
+	r.holds(sh)
+	r.storeMu.Unlock()
+	r.afterApplied(sh.gen)
+	if v := sh.verdict; v != "" && !sh.sel.IsZero() && r.Status().ShardFiltering == ShardFilteringUnknown {
+		// No list tells about sh: the server that served the shard before serves it.
+		r.judgeShard(sh, v, "the server did so with the shard before, of which this one is a part")
+	}
+	return watching[T]{}
+}
+
+// listAdded lists the part that the shard gained (what it has beyond r.held), at exactly
+// the last resourceVersion, the one the store is at, so that the listed part and the rest
+// of the store are one state of the server; merges it into the store; and resumes the
+// watch from that resourceVersion with the whole shard, which replays what happened
+// meanwhile. The watch was closed before, so the resourceVersion no longer moves. A list
+// that the shard changes under is thrown away, and what the store holds is settled
+// against the new shard. The resourceVersion compacted away (410) or unknown to the
+// server (too large), or the request refused, the whole state is fetched with the new
+// shard; other failures back off, and try again.
+func (r *Reflector[T]) listAdded(ctx context.Context) state {
+	r.setState(StateListingAdded)
+	sh := r.shard.Load()
+	lost, gained, ok := r.held.diff(spanOf(sh.sel))
+	if _, scoped := r.store.(ScopedReplacer[T]); !ok || !scoped || !lost.empty() || gained.empty() {
+		return r.settle()
+	}
+	part := gained.selector()
+	asked := &shardState{sel: part, text: part.String(), gen: sh.gen}
+	rv := r.LastSyncResourceVersion()
+	opts := r.listOptions(rv, part)
+	opts.ResourceVersionMatch = "Exact"
+	items, _, err := r.listPages(ctx, opts, asked, sh)
+	switch {
+	case errors.Is(err, errShardChanged):
+		return r.settle()
+	case err != nil && (object.IsGone(err) || isTooLargeRV(err) || object.IsInvalid(err) || object.CodeOf(err) == http.StatusBadRequest):
+		// No failure of the loop's (nothing it followed was lost), and no relist counted:
+		// this is what every shard change cost before.
+		r.log.Info("the part gained cannot be listed at the store's resourceVersion: fetching the whole state with the new shard",
+			"reason", err, "resourceVersion", rv, "shard", sh.text)
+		return r.refetch()
+	case err != nil:
+		r.fail(err)
+		return backingOff{err: err, then: listingAdded{}}
+	}
+	// The list has succeeded: the status says so before the store has it (see list).
+	r.update(func(st *Status) { st.LastError = nil })
+	if !r.merge(items, gained, rv, sh) {
+		return r.settle()
+	}
+	r.log.Debug("listed the part gained", "objects", len(items), "resourceVersion", rv, "part", asked.text)
+	return watching[T]{}
+}
+
+// merge hands the store items, all the objects of gained at rv, to replace what it holds
+// there, unless the shard has changed since sh (then it returns false and stores nothing:
+// the part was listed for a shard no longer current). The store then holds sh.
+func (r *Reflector[T]) merge(items []T, gained span, rv string, sh *shardState) bool {
+	r.storeMu.Lock()
+	if r.shard.Load() != sh {
+		r.storeMu.Unlock()
+		return false
+	}
+	r.store.(ScopedReplacer[T]).ReplaceWithin(inSpan[T](gained), items, rv)
+	r.held = spanOf(sh.sel)
+	r.holds(sh)
+	r.storeMu.Unlock()
+	r.afterApplied(sh.gen)
+	return true
 }
 
 // stop marks the reflector stopped as Run returns, and closes the SetShard channels

@@ -28,6 +28,10 @@ type listing struct {
 // streamingList fetches the whole state as a watch that starts with it (sendInitialEvents).
 type streamingList struct{}
 
+// listingAdded lists the part of the shard that SetShard added while the loop watched,
+// at the store's resourceVersion, and merges it into the store (see listAdded).
+type listingAdded struct{}
+
 // watching streams events into the store, from the last resourceVersion.
 type watching[T object.Object] struct {
 	// open is the stream a streaming list left open (the watch goes on in it); nil opens
@@ -43,6 +47,7 @@ type backingOff struct {
 
 func (listing) name() State       { return StateListing }
 func (streamingList) name() State { return StateStreamingList }
+func (listingAdded) name() State  { return StateListingAdded }
 func (watching[T]) name() State   { return StateWatching }
 func (backingOff) name() State    { return StateBackingOff }
 
@@ -81,15 +86,18 @@ func (r *Reflector[T]) step(ctx context.Context, s state, bo *backoffState) stat
 		}
 	case streamingList:
 		next = r.streamList(ctx)
+	case listingAdded:
+		next = r.listAdded(ctx)
 	case watching[T]:
 		// A watch follows the whole state in the store, and only with its shard: after a
-		// SetShard (while a backoff was waited out, say), the new shard's comes first.
+		// SetShard (while a backoff was waited out, say), the store is brought to the new
+		// shard first.
 		if sh, stale := r.current(); stale {
 			if s.open != nil {
 				s.open.Close()
 				r.untrack()
 			}
-			next = r.refetch()
+			next = r.settle()
 		} else {
 			next = r.afterWatch(r.watch(ctx, s.open, sh), bo)
 		}
@@ -158,9 +166,9 @@ const healthyStream = time.Second
 // afterWatch is the state after a watch ended as w says.
 func (r *Reflector[T]) afterWatch(w watchResult, bo *backoffState) state {
 	if w.resharded {
-		// However it ended (SetShard closed it, most likely), the store must have the
+		// However it ended (SetShard closed it, most likely), the store must hold the
 		// new shard's whole state before any watch goes on.
-		return r.refetch()
+		return r.settle()
 	}
 	switch classifyWatchEnd(w.err, w.lasted, w.events) {
 	case endedOnTime:

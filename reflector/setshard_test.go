@@ -30,10 +30,11 @@ var (
 type podBook struct {
 	mu     sync.Mutex
 	uids   map[string]string
+	rvs    map[string]string // the resourceVersion each pod was created at
 	lastRV string
 }
 
-func newPodBook() *podBook { return &podBook{uids: map[string]string{}} }
+func newPodBook() *podBook { return &podBook{uids: map[string]string{}, rvs: map[string]string{}} }
 
 func (b *podBook) create(f *fixture, name string) error {
 	p, err := f.pods.Create(context.Background(), &object.Pod{ObjectMeta: object.ObjectMeta{Name: name}})
@@ -41,7 +42,7 @@ func (b *podBook) create(f *fixture, name string) error {
 		return err
 	}
 	b.mu.Lock()
-	b.uids[name], b.lastRV = p.UID, p.ResourceVersion
+	b.uids[name], b.rvs[name], b.lastRV = p.UID, p.ResourceVersion, p.ResourceVersion
 	b.mu.Unlock()
 	return nil
 }
@@ -85,6 +86,21 @@ func (b *podBook) selected(sel shard.Selector) []string {
 	return out
 }
 
+// selectedAt is the names of the pods sel selects that were created at rv or before,
+// sorted: the shard as it was at rv (pods are only created).
+func (b *podBook) selectedAt(sel shard.Selector, rv string) []string {
+	var out []string
+	for _, name := range b.selected(sel) {
+		b.mu.Lock()
+		created := b.rvs[name]
+		b.mu.Unlock()
+		if c, err := object.CompareResourceVersion(created, rv); err == nil && c <= 0 {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
 func (b *podBook) rv() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -109,16 +125,21 @@ func (b *podBook) churn(t *testing.T, f *fixture, prefix string) (stop func()) {
 			}
 		}
 	}()
-	return func() { close(done); <-stopped }
+	var once sync.Once
+	stop = func() { once.Do(func() { close(done); <-stopped }) }
+	t.Cleanup(stop) // a test that fails first stops it too
+	return stop
 }
 
 // guardStore keeps the pods by name and, once guard is set, notes every pod handed to it
 // (added, updated or in a Replace) outside guard's shard.
 type guardStore struct {
-	mu      sync.Mutex
-	objs    map[string]*object.Pod
-	guard   *shard.Selector
-	outside []string
+	mu         sync.Mutex
+	objs       map[string]*object.Pod
+	guard      *shard.Selector
+	outside    []string
+	scoped     int      // ReplaceWithin calls
+	outOfScope []string // pods a ReplaceWithin was handed outside its scope
 }
 
 func newGuardStore() *guardStore { return &guardStore{objs: map[string]*object.Pod{}} }
@@ -149,6 +170,22 @@ func (s *guardStore) Replace(ps []*object.Pod, _ string) {
 	}
 }
 
+// ReplaceWithin makes guardStore a reflector.ScopedReplacer: a shard change costs the
+// difference.
+func (s *guardStore) ReplaceWithin(scope func(*object.Pod) bool, ps []*object.Pod, _ string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.scoped++
+	maps.DeleteFunc(s.objs, func(_ string, p *object.Pod) bool { return scope(p) })
+	for _, p := range ps {
+		if !scope(p) {
+			s.outOfScope = append(s.outOfScope, p.Name)
+		}
+		s.check(p)
+		s.objs[p.Name] = p
+	}
+}
+
 func (s *guardStore) setGuard(sel shard.Selector) { s.mu.Lock(); s.guard = &sel; s.mu.Unlock() }
 
 func (s *guardStore) names() []string {
@@ -160,7 +197,7 @@ func (s *guardStore) names() []string {
 func (s *guardStore) strays() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return slices.Clone(s.outside)
+	return append(slices.Clone(s.outside), s.outOfScope...)
 }
 
 // following waits until r watches and has followed the server to rv.
@@ -193,9 +230,11 @@ func isClosed(ch <-chan struct{}) bool {
 
 // A running reflector's shard grows and shrinks while pods are created. Once SetShard
 // returns nothing outside the new shard reaches the store, even from events already on
-// their way; its channel is closed only once the store holds every pod of the new shard
-// created before the call; the pods that left are gone. Whether the server filters or
-// not, with streaming lists or without.
+// their way; its channel is closed only once the store holds the new shard at the
+// resourceVersion the store was at (every pod of the new shard created by then; the
+// watch that resumes from there brings the rest); the pods that left are gone. A growth
+// lists the part gained alone, at that resourceVersion, a shrink lists nothing. Whether
+// the server filters or not, with streaming lists or without.
 func TestSetShardWhileRunning(t *testing.T) {
 	type change struct {
 		name     string
@@ -217,8 +256,17 @@ func testSetShardWhileRunning(t *testing.T, from, to shard.Selector, ignore, str
 	f.sim.Faults().IgnoreShardSelector(ignore)
 	book := newPodBook()
 	book.createAll(t, f, seq("p", 24)...)
-	if q, h := len(book.selected(lowerQuarter)), len(book.selected(lowerHalf)); q == 0 || q == h || h == 24 {
-		t.Fatalf("the uids do not straddle the quarter and the half: %d in the quarter, %d in the half, of 24", q, h)
+	// FNV-1a spreads uids less evenly than chance over the top bits: a few more pods
+	// when the 24 miss one of the parts.
+	for i := 0; ; i++ {
+		q, h := len(book.selected(lowerQuarter)), len(book.selected(lowerHalf))
+		if q > 0 && q < h && h < 24+i {
+			break
+		}
+		if i == 100 {
+			t.Fatalf("the uids do not straddle the quarter and the half: %d in the quarter, %d in the half, of %d", q, h, 24+i)
+		}
+		book.createAll(t, f, fmt.Sprint("x", i))
 	}
 	store := newGuardStore()
 	r := f.run(t, store, reflector.Options{Name: "pods", Shard: from, StreamingList: streaming})
@@ -228,16 +276,21 @@ func testSetShardWhileRunning(t *testing.T, from, to shard.Selector, ignore, str
 	}
 
 	stop := book.churn(t, f, "churn")
-	before := book.selected(to) // pods of the new shard that exist before the call
+	mark := len(f.log.snapshot())
 	done, err := r.SetShard(to)
 	if err != nil {
 		t.Fatal(err)
 	}
 	store.setGuard(to)
 	awaitShard(t, done, r)
-	// At the close, the store holds the new shard as a list after the call saw it.
-	if missing := setMinus(before, store.names()); len(missing) > 0 {
-		t.Errorf("the channel closed with pods of the new shard missing from the store: %v", missing)
+	// At the close, the store holds the new shard as it was at the resourceVersion the
+	// first request after the call carries: the list of the part gained, or the watch.
+	atClose := store.names()
+	// A shrink closes the channel before the watch that follows is asked for.
+	testwait.Eventually(t, 10*time.Second, func() bool { return len(f.log.snapshot()) > mark }, "waiting for a request after SetShard")
+	at := f.log.snapshot()[mark].query.Get("resourceVersion")
+	if missing := setMinus(book.selectedAt(to, at), atClose); len(missing) > 0 {
+		t.Errorf("the channel closed with pods of the new shard at resourceVersion %s missing from the store: %v", at, missing)
 	}
 	stop()
 	book.createIn(t, f, to, "last")
@@ -255,7 +308,12 @@ func testSetShardWhileRunning(t *testing.T, from, to shard.Selector, ignore, str
 	case ignore:
 		want = reflector.ShardFilteringClient
 	case streaming:
-		want = reflector.ShardFilteringUnknown // a streaming list never tells
+		// A streaming list never tells, a shrink lists nothing, and the list of the part
+		// a growth gained does.
+		want = reflector.ShardFilteringUnknown
+		if len(shard.Without(to.Ranges, from.Ranges)) > 0 {
+			want = reflector.ShardFilteringServer
+		}
 	}
 	if st.ShardFiltering != want || st.Relists != 0 || st.LastError != nil || st.StreamingFallback {
 		t.Errorf("status %+v: want ShardFiltering %s, no relist counted, no error, no fallback", st, want)
@@ -263,23 +321,29 @@ func testSetShardWhileRunning(t *testing.T, from, to shard.Selector, ignore, str
 	if !ignore && st.ShardDropped != 0 {
 		t.Errorf("%d dropped while the server filters: the events of the part the shard lost are no fault", st.ShardDropped)
 	}
-	// The requests after the change ask for the new shard: the last fetch of the whole
-	// state and the watch after it.
-	reqs := f.log.snapshot()
-	var lastFetch, lastWatch string
-	for _, req := range reqs {
+	// The requests after the change cost the difference: a growth lists the part gained
+	// alone, at exactly the store's resourceVersion, a shrink lists nothing; the watches
+	// ask for the new shard.
+	var fetches []map[string]string
+	lastWatch := ""
+	for _, req := range f.log.snapshot()[mark:] {
 		switch q := req.query; {
 		case !req.watch() || q.Get("sendInitialEvents") == "true":
-			lastFetch = q.Get("shardSelector")
+			fetches = append(fetches, pick(q, "shardSelector", "resourceVersionMatch", "sendInitialEvents"))
 		default:
 			lastWatch = q.Get("shardSelector")
 		}
 	}
-	if !streaming && (lastFetch != to.String() || lastWatch != to.String()) {
-		t.Errorf("the last list asked for %q, the last watch for %q; want the new shard %q", lastFetch, lastWatch, to.String())
+	var wantFetches []map[string]string
+	if gained := shard.Without(to.Ranges, from.Ranges); len(gained) > 0 {
+		wantFetches = append(wantFetches, map[string]string{"resourceVersionMatch": "Exact",
+			"shardSelector": shard.Selector{Field: to.Field, Ranges: gained}.String()})
 	}
-	if streaming && lastFetch != to.String() {
-		t.Errorf("the last streaming list asked for %q; want the new shard %q", lastFetch, to.String())
+	if d := cmp.Diff(wantFetches, fetches); d != "" {
+		t.Errorf("the lists after SetShard (-want +got):\n%s", d)
+	}
+	if lastWatch != to.String() {
+		t.Errorf("the last watch asked for %q; want the new shard %q", lastWatch, to.String())
 	}
 }
 
@@ -396,14 +460,15 @@ func TestSetShardWhileBackingOff(t *testing.T) {
 		t.Errorf("the store (-in the new shard +stored):\n%s", d)
 	}
 	after := f.log.snapshot()[served:]
-	if len(after) == 0 || after[0].watch() || after[0].query.Get("shardSelector") != lowerHalf.String() {
-		t.Errorf("after the backoff, the first request is %v; want a list with the new shard", after)
+	if len(after) == 0 || after[0].watch() {
+		t.Fatalf("after the backoff, the first request is %v; want the list of the part gained", after)
 	}
-	if len(after) > 0 {
-		if d := cmp.Diff(map[string]string{"resourceVersionMatch": "NotOlderThan", "shardSelector": lowerHalf.String()},
-			pick(after[0].query, "resourceVersionMatch", "shardSelector")); d != "" {
-			t.Errorf("the list after the backoff (-want +got): it must be at least as new as the store\n%s", d)
-		}
+	// The store holds the quarter at the last resourceVersion: the part the half adds is
+	// listed at that one exactly.
+	gained := shard.Selector{Field: shard.UID, Ranges: shard.Without(lowerHalf.Ranges, lowerQuarter.Ranges)}
+	if d := cmp.Diff(map[string]string{"resourceVersion": book.rv(), "resourceVersionMatch": "Exact", "shardSelector": gained.String()},
+		pick(after[0].query, "resourceVersion", "resourceVersionMatch", "shardSelector")); d != "" {
+		t.Errorf("the list after the backoff (-want +got): the part gained, at the store's resourceVersion\n%s", d)
 	}
 }
 

@@ -21,10 +21,12 @@ type ShardFiltering string
 
 const (
 	// ShardFilteringUnknown: Options.Shard is set (or SetShard has just changed it) and
-	// nothing has told yet about the current shard. Only a list
-	// tells for sure (by metadata.shardInfo); a streaming list's events and bookmark
-	// carry no word of it, so a reflector that streams its lists stays here until an
-	// object outside the shard arrives, which proves the server ignored the selector.
+	// nothing has told yet about the current shard. Only a list tells for sure (by
+	// metadata.shardInfo); a streaming list's events and bookmark carry no word of it, so
+	// a reflector that streams its lists stays here until an object outside the shard
+	// arrives, which proves the server ignored the selector. A shard change that lists
+	// nothing (the shard shrank while the loop watched) takes the word the server gave
+	// about the shard before.
 	ShardFilteringUnknown ShardFiltering = "Unknown"
 	// ShardFilteringServer: the last list came with the selector echoed in its
 	// metadata.shardInfo, and nothing outside the shard has arrived since.
@@ -53,6 +55,10 @@ type shardState struct {
 	// gen counts the changes: 0 for Options.Shard, then one more for each SetShard that
 	// changed it.
 	gen int64
+	// verdict is the last word on whether the server filters (Server or Client) about a
+	// shard before this one, or "": what Status.ShardFiltering takes when the change to
+	// this shard needs no list, the only request that tells.
+	verdict ShardFiltering
 }
 
 func newShardState(sel shard.Selector, gen int64) *shardState {
@@ -70,17 +76,17 @@ func inShard[T object.Object](sh *shardState, obj T) bool {
 	return sh.sel.Matches(obj.Meta().Namespace)
 }
 
-// keepInShard drops the list page's objects outside sh, the shard the page was asked
-// for, in place (the slots it frees are cleared, so what it dropped can be collected at
-// once), and judges who filtered: the server, if it echoed the selector sent and sent
-// nothing outside it.
-func (r *Reflector[T]) keepInShard(items []T, info *object.ShardInfo, sh *shardState) []T {
-	if sh.sel.IsZero() {
+// keepInShard drops the list page's objects outside asked, the part of the hash space the
+// page was asked for, in place (the slots it frees are cleared, so what it dropped can be
+// collected at once), and judges who filters for sh, the shard asked belongs to: the
+// server, if it echoed the selector sent and sent nothing outside it.
+func (r *Reflector[T]) keepInShard(items []T, info *object.ShardInfo, asked, sh *shardState) []T {
+	if asked.sel.IsZero() {
 		return items
 	}
 	var outside string // the first key dropped, for the log
 	kept := slices.DeleteFunc(items, func(obj T) bool {
-		if inShard(sh, obj) {
+		if inShard(asked, obj) {
 			return false
 		}
 		if outside == "" {
@@ -90,10 +96,13 @@ func (r *Reflector[T]) keepInShard(items []T, info *object.ShardInfo, sh *shardS
 	})
 	r.countDropped(len(items) - len(kept))
 	switch {
+	case sh.sel.IsZero():
+		// The part SetShard added to make the shard the whole space: there is no shard to
+		// judge the server's filtering for.
 	case info == nil:
 		r.judgeShard(sh, ShardFilteringClient, "the list has no metadata.shardInfo: the server ignores shardSelector "+
 			"(a kube-apiserver without the ShardedListAndWatch feature gate does, silently)")
-	case info.Selector != sh.text:
+	case info.Selector != asked.text:
 		r.judgeShard(sh, ShardFilteringClient, fmt.Sprintf("the list's metadata.shardInfo is %q, not the selector sent", info.Selector))
 	case outside != "":
 		r.judgeShard(sh, ShardFilteringClient, fmt.Sprintf("the list echoes the selector, yet holds %s, outside it", outside))
@@ -108,7 +117,7 @@ func (r *Reflector[T]) keepInShard(items []T, info *object.ShardInfo, sh *shardS
 // bookmark, as it would have from a server that filtered. uid and namespace never
 // change, so an object outside the shard was never stored and its MODIFIED or DELETED
 // has nothing to undo; an object in the part of the shard that SetShard just gave up
-// may be stored, and the whole state that SetShard makes the loop fetch takes it out.
+// may be stored, and the loop drops that part from the store once the watch has ended.
 func (r *Reflector[T]) dropEvent(ev listwatch.Event[T], sh *shardState) {
 	if !inShard(sh, ev.Object) {
 		// Outside what the stream asked for: the server ignored the selector. An event
@@ -171,5 +180,76 @@ func (r *Reflector[T]) judgeShard(sh *shardState, f ShardFiltering, why string) 
 func (r *Reflector[T]) tellShardFiltering(f ShardFiltering) {
 	if m, ok := r.opts.Metrics.(ShardMetrics); ok {
 		m.ShardFiltering(f)
+	}
+}
+
+// span is a part of the hash space of one field: what the store holds of it, or the part
+// a shard change gained or lost. Unlike a shard.Selector, whose lack of ranges means the
+// whole space, a span without ranges is nothing.
+type span struct {
+	// field is the field hashed; "" only for the whole space of the zero Selector, which
+	// is the whole space of either field.
+	field  shard.Field
+	ranges []shard.Range // sorted and merged
+}
+
+// spanOf is the part of the space sel selects.
+func spanOf(sel shard.Selector) span {
+	if sel.IsZero() {
+		return span{ranges: []shard.Range{shard.Whole()}}
+	}
+	return span{field: sel.Field, ranges: sel.Normalize().Ranges}
+}
+
+func (s span) empty() bool { return len(s.ranges) == 0 }
+
+// whole reports whether s is the whole space, of whatever field.
+func (s span) whole() bool { return len(s.ranges) == 1 && s.ranges[0] == shard.Whole() }
+
+// diff says what a change from s to to takes away (lost: in s, not in to) and adds
+// (gained: in to, not in s). ok is false when the two hash different fields: no part of
+// one is then a part of the other (the whole space and nothing excepted).
+func (s span) diff(to span) (lost, gained span, ok bool) {
+	field := to.field
+	if field == "" || to.whole() || to.empty() {
+		field = s.field
+	}
+	if !s.whole() && !s.empty() && !to.whole() && !to.empty() && s.field != to.field {
+		return span{}, span{}, false
+	}
+	lost = span{field: field, ranges: shard.Without(s.ranges, to.ranges)}
+	gained = span{field: field, ranges: shard.Without(to.ranges, s.ranges)}
+	return lost, gained, true
+}
+
+// without is s less the part d of it (one of diff's answers).
+func (s span) without(d span) span {
+	field := s.field
+	if field == "" {
+		field = d.field
+	}
+	return span{field: field, ranges: shard.Without(s.ranges, d.ranges)}
+}
+
+// selector is s as a shardSelector: the zero Selector (no parameter) for the whole space
+// of no particular field. s is not empty.
+func (s span) selector() shard.Selector {
+	if s.field == "" {
+		return shard.Selector{}
+	}
+	return shard.Selector{Field: s.field, Ranges: s.ranges}
+}
+
+// inSpan is the scope of a ReplaceWithin over s: whether an object lies in it.
+func inSpan[T object.Object](s span) func(T) bool {
+	sel := s.selector()
+	if s.empty() {
+		return func(T) bool { return false }
+	}
+	return func(obj T) bool {
+		if sel.Field == shard.UID {
+			return sel.Matches(obj.Meta().UID)
+		}
+		return sel.Matches(obj.Meta().Namespace)
 	}
 }

@@ -3,6 +3,7 @@ package reflector
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -30,9 +31,12 @@ type scriptedSource struct {
 	// reshard, when set, runs as a list is answered, and as the watch has delivered its
 	// events: the shard changes while the request is under way.
 	reshard func()
+
+	lists []listwatch.ListOptions // what each list asked for (on step's goroutine, read after it)
 }
 
-func (s *scriptedSource) List(context.Context, listwatch.ListOptions) (*object.List[*object.Pod], error) {
+func (s *scriptedSource) List(_ context.Context, opts listwatch.ListOptions) (*object.List[*object.Pod], error) {
+	s.lists = append(s.lists, opts)
 	if s.listErr != nil {
 		return nil, s.listErr
 	}
@@ -89,16 +93,27 @@ func initialEventsEnd(rv string) listwatch.Event[*object.Pod] {
 	return ev
 }
 
-// countStore takes what the reflector hands it, and counts the Replaces.
-type countStore struct{ replaces int }
+// countStore takes what the reflector hands it, and counts the Replaces and the
+// ReplaceWithins.
+type countStore struct{ replaces, scoped int }
 
 func (*countStore) Add(*object.Pod)                 {}
 func (*countStore) Update(*object.Pod)              {}
 func (*countStore) Delete(*object.Pod)              {}
 func (s *countStore) Replace([]*object.Pod, string) { s.replaces++ }
+func (s *countStore) ReplaceWithin(func(*object.Pod) bool, []*object.Pod, string) {
+	s.scoped++
+}
 
-// otherShard is the shard a scenario's SetShard switches to.
-var otherShard = shard.Selector{Field: shard.Namespace, Ranges: []shard.Range{{First: 0, Last: 1<<63 - 1}}}
+// The shards of the scenarios, by namespace but the last: a quarter of the space, the
+// half that holds it (otherShard, which a SetShard under way switches to), three
+// quarters that hold both, and a half of the uid space.
+var (
+	quarterShard      = shard.Selector{Field: shard.Namespace, Ranges: []shard.Range{{First: 0, Last: 1<<62 - 1}}}
+	otherShard        = shard.Selector{Field: shard.Namespace, Ranges: []shard.Range{{First: 0, Last: 1<<63 - 1}}}
+	threeQuarterShard = shard.Selector{Field: shard.Namespace, Ranges: []shard.Range{{First: 0, Last: 3<<62 - 1}}}
+	uidShard          = shard.Selector{Field: shard.UID, Ranges: []shard.Range{{First: 0, Last: 1<<63 - 1}}}
+)
 
 // scenario is one row's event: the state it starts from, what the server does, and
 // optionally what else must hold of the reflector or the state that follows.
@@ -107,8 +122,12 @@ type scenario struct {
 	source    scriptedSource
 	streaming bool // Options.StreamingList
 	cancelled bool // ctx has ended
-	// reshard: SetShard(otherShard) while the request is under way (source.reshard).
-	reshard bool
+	// shard is Options.Shard: the store holds its whole state at resourceVersion 10.
+	shard shard.Selector
+	// grown, when set, is SetShard's before the step: the shard the loop moves to.
+	grown shard.Selector
+	// reshard, when set, is SetShard's while the request is under way (source.reshard).
+	reshard shard.Selector
 	check   func(t *testing.T, r *Reflector[*object.Pod], next state, bo *backoffState)
 }
 
@@ -122,7 +141,7 @@ func scenarios() map[string]scenario {
 	return map[string]scenario{
 		"the list is stored": {from: listing{}},
 		"the list fails":     {from: listing{}, source: scriptedSource{listErr: object.NewStatusError(http.StatusInternalServerError, "", "boom")}},
-		"the shard changes before the list is stored": {from: listing{}, reshard: true, check: refetched},
+		"the shard changes before the list is stored": {from: listing{}, reshard: otherShard, check: refetched},
 		"the initial-events-end bookmark arrives": {from: streamingList{}, streaming: true,
 			source: scriptedSource{events: []listwatch.Event[*object.Pod]{podEvent(listwatch.Added, "5"), initialEventsEnd("10")}, end: io.EOF},
 			check: func(t *testing.T, _ *Reflector[*object.Pod], next state, _ *backoffState) {
@@ -137,7 +156,7 @@ func scenarios() map[string]scenario {
 			source: scriptedSource{events: []listwatch.Event[*object.Pod]{podEvent(listwatch.Added, "5")}, end: listwatch.ErrFakeClosed, hang: true},
 			check:  fellBack},
 		"the stream fails": {from: streamingList{}, streaming: true, source: scriptedSource{watchErr: errReset}},
-		"the shard changes before the bookmark": {from: streamingList{}, streaming: true, reshard: true,
+		"the shard changes before the bookmark": {from: streamingList{}, streaming: true, reshard: otherShard,
 			source: scriptedSource{events: []listwatch.Event[*object.Pod]{podEvent(listwatch.Added, "5")}, end: listwatch.ErrFakeClosed, hang: true},
 			check:  refetched},
 		"the server ends the stream on time": {from: watching[*object.Pod]{},
@@ -158,12 +177,59 @@ func scenarios() map[string]scenario {
 				}
 			}},
 		"any other failure": {from: watching[*object.Pod]{}, source: scriptedSource{end: errReset}},
-		"the shard changes": {from: watching[*object.Pod]{}, reshard: true,
+		"the shard shrinks": {from: watching[*object.Pod]{}, shard: otherShard, reshard: quarterShard,
+			source: scriptedSource{events: []listwatch.Event[*object.Pod]{podEvent(listwatch.Modified, "11")}, end: io.EOF, hang: true},
+			check: func(t *testing.T, r *Reflector[*object.Pod], _ state, _ *backoffState) {
+				noRequestButTheWatch(t, r)
+				if st := r.store.(*countStore); st.scoped != 1 || st.replaces != 0 {
+					t.Errorf("%d ReplaceWithins and %d Replaces: want the part lost dropped, alone", st.scoped, st.replaces)
+				}
+				holdsCurrentShard(t, r)
+			}},
+		"the shard grows": {from: watching[*object.Pod]{}, shard: quarterShard, reshard: otherShard,
+			source: scriptedSource{events: []listwatch.Event[*object.Pod]{podEvent(listwatch.Modified, "11")}, end: io.EOF, hang: true},
+			check: func(t *testing.T, r *Reflector[*object.Pod], _ state, _ *backoffState) {
+				noRequestButTheWatch(t, r)
+				if st := r.store.(*countStore); st.scoped != 0 || st.replaces != 0 {
+					t.Errorf("%d ReplaceWithins and %d Replaces: nothing to store before the part gained is listed", st.scoped, st.replaces)
+				}
+			}},
+		"the shard moves to another field": {from: watching[*object.Pod]{}, shard: uidShard, reshard: otherShard,
 			source: scriptedSource{events: []listwatch.Event[*object.Pod]{podEvent(listwatch.Modified, "11")}, end: io.EOF, hang: true},
 			check: func(t *testing.T, r *Reflector[*object.Pod], next state, bo *backoffState) {
 				refetched(t, r, next, bo)
 				if l, ok := next.(listing); !ok || !l.relist {
 					t.Errorf("next state %#v: want a relist", next)
+				}
+			}},
+		"the part gained is stored": {from: listingAdded{}, shard: quarterShard, grown: otherShard,
+			check: func(t *testing.T, r *Reflector[*object.Pod], _ state, _ *backoffState) {
+				askedForThePartGained(t, r)
+				if st := r.store.(*countStore); st.scoped != 1 || st.replaces != 0 {
+					t.Errorf("%d ReplaceWithins and %d Replaces: want the part gained merged, alone", st.scoped, st.replaces)
+				}
+				holdsCurrentShard(t, r)
+				if st := r.Status(); st.ShardFiltering != ShardFilteringClient || st.Relists != 0 || st.LastError != nil {
+					t.Errorf("status %+v: want the list without shardInfo judged, no relist, no error", st)
+				}
+			}},
+		"410 on the exact resourceVersion": {from: listingAdded{}, shard: quarterShard, grown: otherShard,
+			source: scriptedSource{listErr: errGone},
+			check: func(t *testing.T, r *Reflector[*object.Pod], next state, bo *backoffState) {
+				askedForThePartGained(t, r)
+				refetched(t, r, next, bo)
+				if l, ok := next.(listing); !ok || !l.relist {
+					t.Errorf("next state %#v: want a relist", next)
+				}
+			}},
+		"the list of the part fails": {from: listingAdded{}, shard: quarterShard, grown: otherShard,
+			source: scriptedSource{listErr: object.NewStatusError(http.StatusInternalServerError, "", "boom")}},
+		"the shard changes before the part is stored": {from: listingAdded{}, shard: quarterShard, grown: otherShard,
+			reshard: threeQuarterShard,
+			check: func(t *testing.T, r *Reflector[*object.Pod], _ state, _ *backoffState) {
+				askedForThePartGained(t, r)
+				if st := r.store.(*countStore); st.scoped != 0 || st.replaces != 0 {
+					t.Errorf("%d ReplaceWithins and %d Replaces: a part listed for a shard no longer current was stored", st.scoped, st.replaces)
 				}
 			}},
 		"the wait is over": {from: backingOff{err: errReset, then: listing{relist: true}}},
@@ -180,8 +246,40 @@ func refetched(t *testing.T, r *Reflector[*object.Pod], _ state, _ *backoffState
 	if st.Relists != 0 || st.LastError != nil || st.StreamingFallback || st.ShardFiltering != ShardFilteringUnknown {
 		t.Errorf("status %+v: want no relist, no error, no fallback, ShardFiltering Unknown", st)
 	}
-	if r.store.(*countStore).replaces != 0 {
-		t.Error("a whole state fetched with the old shard was stored")
+	if s := r.store.(*countStore); s.replaces != 0 || s.scoped != 0 {
+		t.Error("a state fetched with the old shard was stored")
+	}
+}
+
+// noRequestButTheWatch checks that a shard change under a watch listed nothing.
+func noRequestButTheWatch(t *testing.T, r *Reflector[*object.Pod]) {
+	t.Helper()
+	if lists := r.lw.(*scriptedSource).lists; len(lists) != 0 {
+		t.Errorf("%d lists: want none", len(lists))
+	}
+}
+
+// askedForThePartGained checks that the one list asked for the part of otherShard
+// outside quarterShard, at exactly the store's resourceVersion.
+func askedForThePartGained(t *testing.T, r *Reflector[*object.Pod]) {
+	t.Helper()
+	part := shard.Selector{Field: shard.Namespace, Ranges: []shard.Range{{First: 1 << 62, Last: 1<<63 - 1}}}
+	var got []string
+	for _, o := range r.lw.(*scriptedSource).lists {
+		got = append(got, fmt.Sprintf("%s rv=%s match=%s limit=%d", o.Shard, o.ResourceVersion, o.ResourceVersionMatch, o.Limit))
+	}
+	if d := cmp.Diff([]string{fmt.Sprintf("%s rv=10 match=Exact limit=500", part)}, got); d != "" {
+		t.Errorf("lists (-want +got):\n%s", d)
+	}
+}
+
+// holdsCurrentShard checks that the store holds the current shard, whose SetShard
+// channel is closed.
+func holdsCurrentShard(t *testing.T, r *Reflector[*object.Pod]) {
+	t.Helper()
+	sh := r.shard.Load()
+	if r.storedGen != sh.gen || r.appliedGen != sh.gen || !cmp.Equal(r.held, spanOf(sh.sel), cmp.AllowUnexported(span{})) {
+		t.Errorf("the store holds %+v of generation %d (applied %d); want the current shard, generation %d", r.held, r.storedGen, r.appliedGen, sh.gen)
 	}
 }
 
@@ -238,18 +336,24 @@ func TestTransitions(t *testing.T) {
 			}
 			clk := clock.NewFake(time.Unix(1000, 0))
 			var r *Reflector[*object.Pod]
-			if sc.reshard {
+			if !sc.reshard.IsZero() {
 				sc.source.reshard = func() {
-					if _, err := r.SetShard(otherShard); err != nil {
+					if _, err := r.SetShard(sc.reshard); err != nil {
 						t.Error(err)
 					}
 				}
 			}
 			r = New[*object.Pod](&sc.source, &countStore{}, Options{Name: "pods", Clock: clk, StreamingList: sc.streaming,
-				Backoff: Backoff{Initial: time.Second, Jitter: -1}})
+				Backoff: Backoff{Initial: time.Second, Jitter: -1}, Shard: sc.shard})
 			// Whatever the state, the loop got there with a whole state of the shard in the
-			// store, as every Watching needs.
-			r.storedGen, r.appliedGen = 0, 0
+			// store at resourceVersion 10, as every Watching needs.
+			r.storedGen, r.appliedGen, r.held = 0, 0, spanOf(sc.shard)
+			r.recordRV("10")
+			if !sc.grown.IsZero() {
+				if _, err := r.SetShard(sc.grown); err != nil {
+					t.Fatal(err)
+				}
+			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			if sc.cancelled {
