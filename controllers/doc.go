@@ -1,10 +1,12 @@
 // Package controllers holds what every controller of kinformer shares: the pool of
 // workers that takes keys from a rate-limited work queue and syncs them, its metrics,
-// the Runner a controller embeds to be run by a controller manager, and Owners, which
-// finds the owner of a dependent object for the controller's event handlers. The
-// controllers themselves live in the subpackages (replicaset, deployment), with their
-// building blocks (claim, expectations, consistency, events) and the process that runs
-// them (manager).
+// the Runner that holds a controller's queue and workers, and Base, what a controller
+// embeds to be run by a controller manager: its Runner, the event handlers that turn
+// informer events about its objects and their dependents into keys (with Owners, which
+// finds the owner of a dependent), its events, and the per-namespace Requeue and Forget
+// of a sharded manager. The controllers themselves live in the subpackages (replicaset,
+// deployment), with their building blocks (claim, expectations, consistency, events) and
+// the process that runs them (manager).
 //
 // Everything here is built on the engine's public packages only (informer, workqueue,
 // listwatch, object): a controller here is what an embedder can write.
@@ -19,8 +21,18 @@
 // the key like a failure. Options.CrashOnPanic (WorkerPool.CrashOnPanic) lets it kill
 // the process instead, after the log line.
 //
-// A sync that finds its informers have not yet shown the controller's own last write
-// (package consistency: read your own writes) returns a *consistency.StaleError: the
-// key is retried with its rate limit, as kube-controller-manager does, and counted in
-// kinformer_controller_stale_syncs_total{controller,resource}, not as a failure.
+// A sync may also be skipped: it returns a Skipped error when its informers have not yet
+// shown the controller's own last write (package consistency's *StaleError: read your
+// own writes). Such a key is no failure: it is retried with a short per-key backoff of
+// its own (WorkerPool.SkipBackoff), never counts toward MaxRetries nor lengthens the
+// backoff of a later failure, and is counted in
+// kinformer_controller_stale_syncs_total{controller,resource}, not in the failures.
+// kube-controller-manager retries it with the key's rate limit instead, which lets a
+// cache that is slow to catch up use up a key's retries.
+//
+// A sharded controller manager moves namespaces between processes: it calls Requeue on
+// each controller with the namespaces it takes over (their objects may have changed
+// unseen), and Forget with those it hands away, once its Gate keeps the syncs out of them,
+// so that no expectations or read-your-writes records of objects there outlive the
+// hand-over.
 package controllers

@@ -9,8 +9,8 @@ import (
 
 // Runner is the part of a controller that a controller manager runs: its work queue of
 // keys, the pool of workers that syncs them, and what must have synced before the
-// workers start. A controller embeds one, which gives it the methods the manager calls:
-// Syncers, Run and Queue.
+// workers start. A controller embeds one, through Base, which gives it the methods the
+// manager calls to run it: Syncers, Run and Queue.
 type Runner struct {
 	pool    WorkerPool
 	syncers []informer.Syncer
@@ -30,6 +30,7 @@ func NewRunner(name string, sync func(ctx context.Context, key string) error, op
 	return Runner{pool: WorkerPool{Name: name, Queue: queue, Sync: sync, Metrics: opts.Metrics, Logger: log,
 		CrashOnPanic: opts.CrashOnPanic, Gate: opts.Gate,
 		OnDrop: func(key string, err error) {
+			// Only failures get here: a skipped sync is retried until it syncs.
 			if log != nil {
 				log.Error("dropping "+name+" out of the queue after repeated failures", "key", key, "err", err)
 			}

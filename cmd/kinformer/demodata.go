@@ -122,15 +122,12 @@ func (d *engineData) sample() snapshot {
 			eventsPerSec: rate(cur.events, d.last.events, inf.name)})
 	}
 	for _, q := range d.queues {
-		// The work queue counts a retry for every key put back, and a controller puts
-		// back a key whose sync it skipped because its cache had not yet seen its own
-		// write just as it puts back a failed one. Those skips are the read-your-writes
-		// guard at work, not failures, and a rollout makes many: counted as retries they
-		// would hide the real ones, so they are shown apart and taken out of the retries.
-		// A skip is counted before its retry: a read in between finds one more, hence max.
+		// The work queue's retries are failed syncs; a sync skipped because the cache had
+		// not yet seen the controller's own write (the read-your-writes guard at work, and
+		// a rollout makes many) is put back on a backoff of its own, and shown apart.
 		s.queues = append(s.queues, queueRow{name: q.name, depth: q.queue.Len(),
 			syncsPerSec: rate(cur.syncs, d.last.syncs, q.name),
-			retries:     max(0, cur.retries[q.name]-cur.stale[q.name]), stale: cur.stale[q.name]})
+			retries:     cur.retries[q.name], stale: cur.stale[q.name]})
 	}
 	if dep, ok := d.caches.deployment(); ok {
 		s.deployment, s.replicaSets = dep, d.caches.owned(dep)

@@ -67,7 +67,7 @@ func labelValue(m *dto.Metric, name string) (string, bool) {
 type engineCounts struct {
 	events  map[string]float64 // watch events, by informer name
 	syncs   map[string]float64 // finished syncs (not the skipped ones), by controller
-	retries map[string]float64 // keys put back after a failed or a skipped sync, by queue (the controller's name)
+	retries map[string]float64 // keys put back after a failed sync, by queue (the controller's name)
 	stale   map[string]float64 // syncs skipped because a cache had not seen the controller's own write, by controller
 }
 

@@ -136,7 +136,7 @@ func TestEngineCountersReadTheEngine(t *testing.T) {
 
 	r := newEngineCounters(reg, []string{"ctl"})
 	want := engineCounts{events: map[string]float64{pods.Name(): 1}, syncs: map[string]float64{"ctl": 2},
-		retries: map[string]float64{"ctl": 2}, stale: map[string]float64{"ctl": 1}}
+		retries: map[string]float64{"ctl": 1}, stale: map[string]float64{"ctl": 1}}
 	var got engineCounts
 	testwait.Eventually(t, 10*time.Second, func() bool {
 		got, err = r.read()

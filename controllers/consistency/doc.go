@@ -10,8 +10,11 @@
 // works from the state before it, and writes again, or decides from an old status. So
 // the controller records each write's answer (WroteAt) and starts each sync with Ready:
 // while a cache is behind, Ready returns a *StaleError and the sync is skipped and
-// retried (controllers.WorkerPool requeues it with the key's rate limit, as
-// kube-controller-manager does, and counts it in kinformer_controller_stale_syncs_total).
+// retried. A *StaleError is a controllers.Skipped: controllers.WorkerPool requeues the key
+// with a short backoff of its own, which never counts toward the key's retries (a cache
+// that catches up late is no failure), and counts it in
+// kinformer_controller_stale_syncs_total. kube-controller-manager requeues it with the
+// key's rate limit instead, as after a failure.
 //
 // resourceVersions are compared as Kubernetes allows since 1.35 (KEP-5504,
 // object.CompareResourceVersion), against each informer's LastStoreSyncResourceVersion,
@@ -19,5 +22,6 @@
 // apiserver) or an informer that has not listed yet never blocks a sync.
 //
 // The records stay bounded: an owner's record goes when Ready finds every cache caught
-// up, and when the owner is deleted (Clear).
+// up, when the owner is deleted (Clear), and when a sharded controller manager hands its
+// namespace to another process (ClearNamespaces).
 package consistency

@@ -88,6 +88,27 @@ func (s *Store) Clear(owner Owner) {
 	}
 }
 
+// ClearNamespaces forgets the writes of every owner in a namespace gone accepts ("" is a
+// cluster-scoped owner) and returns how many owners it forgot: a sharded controller
+// manager has handed those namespaces to another process. Their records would never be
+// settled here (no sync runs there any more), and would hold back a sync if a namespace
+// came back later.
+func (s *Store) ClearNamespaces(gone func(namespace string) bool) int {
+	if s == nil {
+		return 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for key := range s.owners {
+		if ns, _, _ := object.SplitKey(key); gone(ns) {
+			delete(s.owners, key)
+			n++
+		}
+	}
+	return n
+}
+
 // Ready returns nil when every cache has seen the owner's recorded writes, and then
 // forgets them; otherwise a *StaleError naming a cache that is behind. A record for
 // another UID than owner's (an earlier object of that name) is dropped: its writes say

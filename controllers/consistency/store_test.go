@@ -146,3 +146,45 @@ func TestNilStore(t *testing.T) {
 		t.Errorf("nil store: Ready %v, Len %d", err, s.Len())
 	}
 }
+
+// ClearNamespaces forgets the writes of the owners in the namespaces it is given, and
+// only those: a sharded controller manager handed them away.
+func TestClearNamespaces(t *testing.T) {
+	owners := []Owner{web, api, {Key: "other/web", UID: "u4"}, {Key: "node-1", UID: "u5"}}
+	tests := []struct {
+		name        string
+		gone        func(string) bool
+		wantCleared int
+		wantWaiting []string
+	}{
+		{"one namespace", func(ns string) bool { return ns == "ns" }, 2, []string{"other/web", "node-1"}},
+		{"none", func(string) bool { return false }, 0, []string{"ns/web", "ns/api", "other/web", "node-1"}},
+		{"all", func(string) bool { return true }, 4, nil},
+		{"a cluster-scoped owner is in the namespace \"\"", func(ns string) bool { return ns == "" }, 1,
+			[]string{"ns/web", "ns/api", "other/web"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := New(map[string]Source{"pods": &source{rv: "10"}})
+			for _, o := range owners {
+				s.WroteAt(o, "pods", "12")
+			}
+			if got := s.ClearNamespaces(tt.gone); got != tt.wantCleared {
+				t.Errorf("ClearNamespaces cleared %d owners, want %d", got, tt.wantCleared)
+			}
+			var waiting []string
+			for _, o := range owners {
+				if s.Ready(o) != nil {
+					waiting = append(waiting, o.Key)
+				}
+			}
+			if d := cmp.Diff(tt.wantWaiting, waiting); d != "" {
+				t.Errorf("owners still waiting for their writes (-want +got):\n%s", d)
+			}
+		})
+	}
+	var s *Store
+	if got := s.ClearNamespaces(func(string) bool { return true }); got != 0 {
+		t.Errorf("a nil store cleared %d", got)
+	}
+}

@@ -10,10 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/kinformer/kinformer/apisim"
 	"github.com/kinformer/kinformer/controllers"
+	"github.com/kinformer/kinformer/controllers/consistency"
 	"github.com/kinformer/kinformer/informer"
 	"github.com/kinformer/kinformer/internal/leakcheck"
 	"github.com/kinformer/kinformer/internal/testwait"
@@ -273,5 +275,27 @@ func TestScaledReplicaSetIsWaitedFor(t *testing.T) {
 	}
 	if e.staleSyncs() == 0 {
 		t.Error("no sync was skipped as stale")
+	}
+}
+
+// Forget, which a sharded controller manager calls for the namespaces it handed away,
+// drops the controller's read-your-writes records there, and keeps the others. (No
+// Deployment has these keys: no sync runs for them to record or settle.)
+func TestForgetDropsTheRecordsOfNamespacesHandedAway(t *testing.T) {
+	e := newGuardEnv(t)
+	owner := func(key string) consistency.Owner { return consistency.Owner{Key: key, UID: "uid-" + key} }
+	keys := []string{"gone/web", "kept/web"}
+	for _, key := range keys {
+		e.dc.written.WroteAt(owner(key), resourceReplicaSets, "999999") // a write no cache has seen
+	}
+
+	e.dc.Forget(func(ns string) bool { return ns == "gone" })
+
+	got := map[string]bool{}
+	for _, key := range keys {
+		got[key] = e.dc.written.Ready(owner(key)) != nil
+	}
+	if d := cmp.Diff(map[string]bool{"gone/web": false, "kept/web": true}, got); d != "" {
+		t.Errorf("owners still waiting for their writes (-want +got):\n%s", d)
 	}
 }

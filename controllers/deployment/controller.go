@@ -7,7 +7,6 @@ import (
 
 	"github.com/kinformer/kinformer/controllers"
 	"github.com/kinformer/kinformer/controllers/consistency"
-	"github.com/kinformer/kinformer/controllers/events"
 	"github.com/kinformer/kinformer/informer"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
@@ -29,16 +28,15 @@ const (
 
 // Controller is the Deployment controller.
 type Controller struct {
-	controllers.Runner // its queue and workers: Syncers, Run, Queue
+	// Its queue, workers and handlers, and the methods a controller manager calls:
+	// Syncers, Run, Queue, Requeue, Forget.
+	*controllers.Base[*object.Deployment]
 
 	client   *listwatch.Client
 	dInfo    listwatch.ResourceInfo
 	rsInfo   listwatch.ResourceInfo
 	dLister  informer.Lister[*object.Deployment]
 	rsLister informer.Lister[*object.ReplicaSet]
-	// owners finds the Deployments of a ReplicaSet, for the ReplicaSet event handlers.
-	owners   controllers.Owners[*object.Deployment]
-	recorder *events.Recorder
 	log      *slog.Logger
 	now      func() time.Time
 	w        writer
@@ -66,9 +64,7 @@ func New(ctx context.Context, f *informer.Factory, c *listwatch.Client, opts Opt
 		return nil, err
 	}
 	dc := &Controller{client: c, dLister: dInf.Lister(), rsLister: rsInf.Lister(),
-		owners: controllers.Owners[*object.Deployment]{Lister: dInf.Lister(), Group: "apps", Kind: "Deployment",
-			Selector: func(d *object.Deployment) *object.LabelSelector { return d.Spec.Selector }},
-		recorder: opts.Recorder, log: opts.Logger.With("controller", Name), now: opts.Now,
+		log: opts.Logger.With("controller", Name), now: opts.Now,
 		// kube-controller-manager has no such guard for Deployments (1.36 has it for
 		// ReplicaSets, DaemonSets, StatefulSets and Jobs), but a Deployment's sync decides
 		// from the ReplicaSets it scaled and the status it wrote just as much.
@@ -76,43 +72,26 @@ func New(ctx context.Context, f *informer.Factory, c *listwatch.Client, opts Opt
 		cachedPods: func(ns string) []*object.Pod { return podInf.Lister().Namespace(ns).List(object.Everything()) },
 	}
 	dc.w = apiWriter{dc}
-	dc.Runner = controllers.NewRunner(Name, dc.sync, opts)
+	dc.Base = controllers.NewBase(controllers.Config[*object.Deployment]{Name: Name, Sync: dc.sync,
+		APIVersion: "apps/v1", Kind: "Deployment", Lister: dInf.Lister(),
+		Selector: func(d *object.Deployment) *object.LabelSelector { return d.Spec.Selector },
+		Written:  dc.written}, opts)
 	if dc.dInfo, err = c.Discover(ctx, resourceDeployments); err != nil {
 		return nil, err
 	}
 	if dc.rsInfo, err = c.Discover(ctx, resourceReplicaSets); err != nil {
 		return nil, err
 	}
-	dReg, err := dInf.AddEventHandler(informer.HandlerFuncs[*object.Deployment]{
-		AddFunc: dc.addDeployment, UpdateFunc: dc.updateDeployment, DeleteFunc: dc.deleteDeployment,
-	}, informer.HandlerOptions{Name: Name, ResyncPeriod: opts.ResyncPeriod})
-	if err != nil {
+	if err := controllers.WatchObjects(dc.Base, dInf, opts.ResyncPeriod); err != nil {
 		return nil, err
 	}
-	rsReg, err := rsInf.AddEventHandler(informer.HandlerFuncs[*object.ReplicaSet]{
-		AddFunc: dc.addRS, UpdateFunc: dc.updateRS, DeleteFunc: dc.deleteRS,
-	}, informer.HandlerOptions{Name: Name})
-	if err != nil {
-		dReg.Remove()
+	if err := controllers.WatchDependents(dc.Base, rsInf, controllers.DependentOptions{}); err != nil {
 		return nil, err
 	}
-	podReg, err := podInf.AddEventHandler(informer.HandlerFuncs[*object.Pod]{DeleteFunc: dc.deletePod},
-		informer.HandlerOptions{Name: Name})
-	if err != nil {
-		dReg.Remove()
-		rsReg.Remove()
+	if err := controllers.Watch(dc.Base, podInf, informer.HandlerFuncs[*object.Pod]{DeleteFunc: dc.deletePod}); err != nil {
 		return nil, err
 	}
-	dc.AddSyncers(dInf, rsInf, podInf, dReg, rsReg, podReg)
 	return dc, nil
-}
-
-func (dc *Controller) enqueue(d *object.Deployment) { dc.Queue().Add(object.Key(d)) }
-
-func (dc *Controller) event(d *object.Deployment, typ, reason, format string, args ...any) {
-	if dc.recorder != nil {
-		dc.recorder.Eventf(events.Ref{APIVersion: "apps/v1", Kind: "Deployment", Meta: &d.ObjectMeta}, typ, reason, format, args...)
-	}
 }
 
 // replicaSetsIn and deploymentsIn are handles for writes in one namespace.
@@ -122,15 +101,4 @@ func (dc *Controller) replicaSetsIn(ns string) *listwatch.Resource[*object.Repli
 
 func (dc *Controller) deploymentsIn(ns string) *listwatch.Resource[*object.Deployment] {
 	return listwatch.For[*object.Deployment](dc.client, dc.dInfo, ns)
-}
-
-// Requeue adds every cached Deployment whose namespace owns accepts to the queue: what a
-// sharded controller manager does with namespaces it has just taken over, whose objects
-// may have changed while another process owned them without an event saying so here.
-func (dc *Controller) Requeue(owns func(namespace string) bool) {
-	for _, d := range dc.dLister.List(object.Everything()) {
-		if owns(d.Namespace) {
-			dc.Queue().Add(object.Key(d))
-		}
-	}
 }

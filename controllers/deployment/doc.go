@@ -6,7 +6,9 @@
 // Informers on deployments, replicasets and pods (one shared factory) feed one queue of
 // Deployment keys: a Deployment's own changes, its ReplicaSets' changes through their
 // ControllerRef (an orphan ReplicaSet is offered to every Deployment that selects it),
-// and, for a Recreate rollout waiting for old pods to go, pod deletions.
+// and, for a Recreate rollout waiting for old pods to go, pod deletions. All but the last
+// are controllers.Base's handlers, which the ReplicaSet controller shares, with the
+// queue, events and the sharded manager's Requeue and Forget.
 //
 // A sync first waits until the informers have shown the controller's own last writes for
 // that Deployment (ReplicaSets created, scaled or annotated, the Deployment's revision and

@@ -69,7 +69,7 @@ func (r *rollout) createNewRS() error {
 		return r.failedCreate(rs.Name, err)
 	}
 	if n := rsReplicas(rs); n > 0 {
-		r.dc.event(d, events.Normal, "ScalingReplicaSet", "Scaled up replica set %s from 0 to %d", created.Name, n)
+		r.dc.Event(d, events.Normal, "ScalingReplicaSet", "Scaled up replica set %s from 0 to %d", created.Name, n)
 	}
 	if err := r.setDeploymentRevision(created.Annotations[RevisionAnnotation]); err != nil {
 		return err
@@ -152,6 +152,6 @@ func (r *rollout) failedCreate(name string, err error) error {
 			return werr
 		}
 	}
-	r.dc.event(d, events.Warning, reasonFailedRSCreate, "%s", msg)
+	r.dc.Event(d, events.Warning, reasonFailedRSCreate, "%s", msg)
 	return err
 }

@@ -182,7 +182,7 @@ func newRecordingWriter(rss []*object.ReplicaSet) *recordingWriter {
 // stepNow and whose pod cache holds pods.
 func newTestController(t *testing.T, w writer, pods []*object.Pod) *Controller {
 	t.Helper()
-	dc := &Controller{Runner: controllers.NewRunner(Name, nil, controllers.Options{}), w: w,
+	dc := &Controller{Base: controllers.NewBase(controllers.Config[*object.Deployment]{Name: Name}, controllers.Options{}), w: w,
 		now: func() time.Time { return stepNow }, log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		cachedPods: func(string) []*object.Pod { return pods }}
 	t.Cleanup(dc.Queue().ShutDown)

@@ -175,7 +175,7 @@ func (r *rollout) scaleRS(rs *object.ReplicaSet, size int32) (bool, *object.Repl
 	if from < size {
 		op = "up"
 	}
-	r.dc.event(d, events.Normal, "ScalingReplicaSet", "Scaled %s replica set %s from %d to %d", op, rs.Name, from, size)
+	r.dc.Event(d, events.Normal, "ScalingReplicaSet", "Scaled %s replica set %s from %d to %d", op, rs.Name, from, size)
 	return true, updated, nil
 }
 

@@ -48,7 +48,7 @@ func (dc *Controller) sync(ctx context.Context, key string) error {
 		return nil
 	}
 	if sel.Empty() {
-		dc.event(d, events.Warning, "SelectingAll", "This deployment is selecting all pods. A non-empty selector is required.")
+		dc.Event(d, events.Warning, "SelectingAll", "This deployment is selecting all pods. A non-empty selector is required.")
 		if d.Status.ObservedGeneration < d.Generation {
 			d.Status.ObservedGeneration = d.Generation
 			return dc.writeStatus(ctx, d, d.Status)
@@ -74,7 +74,7 @@ func (r *rollout) run() error {
 		return err
 	}
 	if _, _, invalid := fenceposts(d); invalid != nil {
-		r.dc.event(d, events.Warning, "InvalidStrategy", "%v: rolling with maxUnavailable 1", invalid)
+		r.dc.Event(d, events.Warning, "InvalidStrategy", "%v: rolling with maxUnavailable 1", invalid)
 	}
 	if d.Spec.Paused || r.isScalingEvent() {
 		return r.syncScaleAndStatus()

@@ -12,4 +12,8 @@
 //
 // Deletions are tracked by pod key, not only counted: a deletion observed for a pod this
 // controller did not delete (a user's kubectl delete) must not lower the count.
+//
+// A sharded controller manager that hands namespaces to another process drops their
+// records (ForgetNamespaces): this process will not observe what the other one does
+// there, and an old record would hold back a sync if a namespace came back.
 package expectations

@@ -3,6 +3,8 @@ package expectations
 import (
 	"sync"
 	"time"
+
+	"github.com/kinformer/kinformer/object"
 )
 
 // DefaultTTL is how long a record may stay unmet before it counts as met.
@@ -162,4 +164,22 @@ func (e *Expectations) Forget(key string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	delete(e.records, key)
+}
+
+// ForgetNamespaces drops the record of every key in a namespace gone accepts ("" is a
+// cluster-scoped key) and returns how many it dropped: a sharded controller manager has
+// handed those namespaces to another process, whose writes this process will not
+// observe. Kept, a record would make a sync wait up to the TTL for them if a namespace
+// came back.
+func (e *Expectations) ForgetNamespaces(gone func(namespace string) bool) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := 0
+	for key := range e.records {
+		if ns, _, _ := object.SplitKey(key); gone(ns) {
+			delete(e.records, key)
+			n++
+		}
+	}
+	return n
 }

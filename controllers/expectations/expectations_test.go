@@ -3,6 +3,8 @@ package expectations
 import (
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestSatisfied(t *testing.T) {
@@ -70,6 +72,44 @@ func TestSatisfied(t *testing.T) {
 			if got := e.Satisfied("rs"); got != tt.want {
 				adds, dels := e.Pending("rs")
 				t.Errorf("Satisfied = %v, want %v (pending %d adds, %d deletes)", got, tt.want, adds, dels)
+			}
+		})
+	}
+}
+
+// ForgetNamespaces drops the records of the keys in the namespaces it is given, and only
+// those: a sharded controller manager handed them away.
+func TestForgetNamespaces(t *testing.T) {
+	keys := []string{"a/web", "a/api", "b/web", "node-1"}
+	tests := []struct {
+		name        string
+		gone        func(string) bool
+		wantDropped int
+		wantKept    []string
+	}{
+		{"one namespace", func(ns string) bool { return ns == "a" }, 2, []string{"b/web", "node-1"}},
+		{"none", func(string) bool { return false }, 0, keys},
+		{"all", func(string) bool { return true }, 4, nil},
+		{"a cluster-scoped key is in the namespace \"\"", func(ns string) bool { return ns == "" }, 1, []string{"a/web", "a/api", "b/web"}},
+		{"a namespace that prefixes another is not it", func(ns string) bool { return ns == "b/" || ns == "" || ns == "a/" }, 1, []string{"a/web", "a/api", "b/web"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := New(0, nil)
+			for _, k := range keys {
+				e.ExpectDeletions(k, []string{k + "-pod"})
+			}
+			if got := e.ForgetNamespaces(tt.gone); got != tt.wantDropped {
+				t.Errorf("ForgetNamespaces dropped %d records, want %d", got, tt.wantDropped)
+			}
+			var kept []string
+			for _, k := range keys {
+				if !e.Satisfied(k) {
+					kept = append(kept, k)
+				}
+			}
+			if d := cmp.Diff(tt.wantKept, kept); d != "" {
+				t.Errorf("records kept (-want +got):\n%s", d)
 			}
 		})
 	}

@@ -6,7 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/kinformer/kinformer/clock"
+	"github.com/kinformer/kinformer/controllers/consistency"
 	"github.com/kinformer/kinformer/controllers/expectations"
 	"github.com/kinformer/kinformer/internal/testwait"
 	"github.com/kinformer/kinformer/object"
@@ -107,5 +110,30 @@ func TestAdoptionIsWaitedFor(t *testing.T) {
 	}
 	if n := e.count("POST", "/pods"); n != 1 {
 		t.Errorf("%d pod creations, want only the test's orphan: the adopted pod counts", n)
+	}
+}
+
+// Forget, which a sharded controller manager calls for the namespaces it handed away,
+// drops the controller's expectations and read-your-writes records there, and keeps the
+// others. (No ReplicaSet has these keys: no sync runs for them to record or settle.)
+func TestForgetDropsTheRecordsOfNamespacesHandedAway(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	owner := func(key string) consistency.Owner { return consistency.Owner{Key: key, UID: "uid-" + key} }
+	keys := []string{"gone/web", "kept/web"}
+	for _, key := range keys {
+		e.ctrl.exp.ExpectCreations(key, 1)
+		e.ctrl.written.WroteAt(owner(key), resourcePods, "999999") // a write no cache has seen
+	}
+
+	e.ctrl.Forget(func(ns string) bool { return ns == "gone" })
+
+	type records struct{ Expectations, Writes bool }
+	got := map[string]records{}
+	for _, key := range keys {
+		got[key] = records{Expectations: !e.ctrl.exp.Satisfied(key), Writes: e.ctrl.written.Ready(owner(key)) != nil}
+	}
+	want := map[string]records{"gone/web": {}, "kept/web": {Expectations: true, Writes: true}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("records left (-want +got):\n%s", d)
 	}
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/kinformer/kinformer/controllers"
 	"github.com/kinformer/kinformer/controllers/consistency"
-	"github.com/kinformer/kinformer/controllers/events"
 	"github.com/kinformer/kinformer/controllers/expectations"
 	"github.com/kinformer/kinformer/indexer"
 	"github.com/kinformer/kinformer/informer"
@@ -37,22 +36,21 @@ type Options = controllers.Options
 
 // Controller is the ReplicaSet controller.
 type Controller struct {
-	controllers.Runner // its queue and workers: Syncers, Run, Queue
+	// Its queue, workers and handlers, and the methods a controller manager calls:
+	// Syncers, Run, Queue, Requeue, Forget.
+	*controllers.Base[*object.ReplicaSet]
 
 	client    *listwatch.Client
 	podInfo   listwatch.ResourceInfo
 	rsInfo    listwatch.ResourceInfo
 	rsLister  informer.Lister[*object.ReplicaSet]
 	podLister informer.Lister[*object.Pod]
-	// owners finds the ReplicaSets of a pod, for the pod event handlers.
-	owners controllers.Owners[*object.ReplicaSet]
-	exp    *expectations.Expectations
+	exp       *expectations.Expectations
 	// written is the read-your-writes guard: the resourceVersions of the pod and
 	// ReplicaSet writes of each ReplicaSet's syncs, until the informers have shown them.
-	written  *consistency.Store
-	recorder *events.Recorder
-	log      *slog.Logger
-	now      func() time.Time
+	written *consistency.Store
+	log     *slog.Logger
+	now     func() time.Time
 }
 
 // New registers the controller's informers and handlers on f (the process's shared
@@ -73,37 +71,36 @@ func New(ctx context.Context, f *informer.Factory, c *listwatch.Client, opts Opt
 	}
 	rc := &Controller{
 		client: c, rsLister: rsInf.Lister(), podLister: podInf.Lister(),
-		owners: controllers.Owners[*object.ReplicaSet]{Lister: rsInf.Lister(), Group: "apps", Kind: "ReplicaSet",
-			Selector: func(rs *object.ReplicaSet) *object.LabelSelector { return rs.Spec.Selector }},
-		exp:      expectations.New(0, opts.Now),
-		written:  consistency.New(map[string]consistency.Source{resourcePods: podInf, resourceReplicaSets: rsInf}),
-		recorder: opts.Recorder, log: opts.Logger.With("controller", Name), now: opts.Now,
+		exp:     expectations.New(0, opts.Now),
+		written: consistency.New(map[string]consistency.Source{resourcePods: podInf, resourceReplicaSets: rsInf}),
+		log:     opts.Logger.With("controller", Name), now: opts.Now,
 	}
-	rc.Runner = controllers.NewRunner(Name, rc.sync, opts)
+	rc.Base = controllers.NewBase(controllers.Config[*object.ReplicaSet]{Name: Name, Sync: rc.sync,
+		APIVersion: "apps/v1", Kind: "ReplicaSet", Lister: rsInf.Lister(),
+		Selector:     func(rs *object.ReplicaSet) *object.LabelSelector { return rs.Spec.Selector },
+		Expectations: rc.exp, Written: rc.written}, opts)
 	if rc.podInfo, err = c.Discover(ctx, resourcePods); err != nil {
 		return nil, err
 	}
 	if rc.rsInfo, err = c.Discover(ctx, resourceReplicaSets); err != nil {
 		return nil, err
 	}
-	rsReg, err := rsInf.AddEventHandler(informer.HandlerFuncs[*object.ReplicaSet]{
-		AddFunc: rc.addRS, UpdateFunc: rc.updateRS, DeleteFunc: rc.deleteRS,
-	}, informer.HandlerOptions{Name: Name, ResyncPeriod: opts.ResyncPeriod})
-	if err != nil {
+	if err := controllers.WatchObjects(rc.Base, rsInf, opts.ResyncPeriod); err != nil {
 		return nil, err
 	}
-	podReg, err := podInf.AddEventHandler(informer.HandlerFuncs[*object.Pod]{
-		AddFunc: rc.addPod, UpdateFunc: rc.updatePod, DeleteFunc: rc.deletePod,
-	}, informer.HandlerOptions{Name: Name})
-	if err != nil {
-		rsReg.Remove()
+	if err := controllers.WatchDependents(rc.Base, podInf, controllers.DependentOptions{TerminatingIsDeleted: true}); err != nil {
 		return nil, err
 	}
-	rc.AddSyncers(rsInf, podInf, rsReg, podReg)
 	return rc, nil
 }
 
-func (rc *Controller) enqueue(rs *object.ReplicaSet) { rc.Queue().Add(object.Key(rs)) }
+// byControllerUID indexes a pod under its ControllerRef's UID.
+func byControllerUID(p *object.Pod) ([]string, error) {
+	if ref := object.ControllerRef(&p.ObjectMeta); ref != nil {
+		return []string{ref.UID}, nil
+	}
+	return nil, nil
+}
 
 // podsIn and replicaSetsIn are handles for writes in one namespace.
 func (rc *Controller) podsIn(ns string) *listwatch.Resource[*object.Pod] {
@@ -117,21 +114,4 @@ func (rc *Controller) replicaSetsIn(ns string) *listwatch.Resource[*object.Repli
 // wrote records a write made by a sync of rs, with the resourceVersion it answered.
 func (rc *Controller) wrote(rs *object.ReplicaSet, resource, resourceVersion string) {
 	rc.written.WroteAt(consistency.OwnerOf(&rs.ObjectMeta), resource, resourceVersion)
-}
-
-func (rc *Controller) event(rs *object.ReplicaSet, typ, reason, format string, args ...any) {
-	if rc.recorder != nil {
-		rc.recorder.Eventf(events.Ref{APIVersion: "apps/v1", Kind: "ReplicaSet", Meta: &rs.ObjectMeta}, typ, reason, format, args...)
-	}
-}
-
-// Requeue adds every cached ReplicaSet whose namespace owns accepts to the queue: what a
-// sharded controller manager does with namespaces it has just taken over, whose objects
-// may have changed while another process owned them without an event saying so here.
-func (rc *Controller) Requeue(owns func(namespace string) bool) {
-	for _, rs := range rc.rsLister.List(object.Everything()) {
-		if owns(rs.Namespace) {
-			rc.Queue().Add(object.Key(rs))
-		}
-	}
 }

@@ -5,7 +5,10 @@
 // Two informers from one shared factory (replicasets and pods) feed one work queue of
 // ReplicaSet keys. Pod events are mapped to the owning ReplicaSet through the pod's
 // ControllerRef; an orphan pod is offered to every ReplicaSet whose selector matches it,
-// and a pod whose labels or owner changed enqueues both its old and its new owner.
+// and a pod whose labels or owner changed enqueues both its old and its new owner; a pod
+// that starts terminating counts as deleted at once. These handlers, the queue, events
+// and the sharded manager's Requeue and Forget are controllers.Base's, which the
+// Deployment controller shares.
 //
 // One sync of a ReplicaSet:
 //

@@ -90,7 +90,7 @@ func (rc *Controller) createPod(ctx context.Context, rs *object.ReplicaSet) erro
 	t := rs.Spec.Template
 	if len(t.Labels) == 0 {
 		err := errors.New("unable to create pods, no labels")
-		rc.event(rs, events.Warning, "FailedCreate", "Error creating: %v", err)
+		rc.Event(rs, events.Warning, "FailedCreate", "Error creating: %v", err)
 		return err
 	}
 	pod := &object.Pod{
@@ -110,7 +110,7 @@ func (rc *Controller) createPod(ctx context.Context, rs *object.ReplicaSet) erro
 	switch {
 	case err == nil:
 		rc.wrote(rs, resourcePods, created.ResourceVersion)
-		rc.event(rs, events.Normal, "SuccessfulCreate", "Created pod: %s", created.Name)
+		rc.Event(rs, events.Normal, "SuccessfulCreate", "Created pod: %s", created.Name)
 		return nil
 	case isNamespaceTerminating(err):
 		return nil // the namespace is going away with everything in it: nothing to do
@@ -121,7 +121,7 @@ func (rc *Controller) createPod(ctx context.Context, rs *object.ReplicaSet) erro
 		rc.exp.CreationUncertain(object.Key(rs), object.KeyFor(pod.Namespace, pod.Name))
 		return fmt.Errorf("%w: %s: %v", errUncertain, pod.Name, err)
 	}
-	rc.event(rs, events.Warning, "FailedCreate", "Error creating: %v", err)
+	rc.Event(rs, events.Warning, "FailedCreate", "Error creating: %v", err)
 	return err
 }
 
@@ -193,7 +193,7 @@ func (rc *Controller) deletePods(ctx context.Context, rs *object.ReplicaSet, vic
 			err := rc.podsIn(p.Namespace).Delete(ctx, p.Name, listwatch.DeleteOptions{Preconditions: &listwatch.Preconditions{UID: p.UID}})
 			switch {
 			case err == nil:
-				rc.event(rs, events.Normal, "SuccessfulDelete", "Deleted pod: %s", p.Name)
+				rc.Event(rs, events.Normal, "SuccessfulDelete", "Deleted pod: %s", p.Name)
 				return
 			case object.IsNotFound(err) || object.IsConflict(err):
 				// Gone, or replaced by another pod of the same name (the UID precondition
@@ -201,7 +201,7 @@ func (rc *Controller) deletePods(ctx context.Context, rs *object.ReplicaSet, vic
 				rc.exp.DeletionObserved(key, object.Key(p))
 			default:
 				rc.exp.DeletionObserved(key, object.Key(p))
-				rc.event(rs, events.Warning, "FailedDelete", "Error deleting: %v", err)
+				rc.Event(rs, events.Warning, "FailedDelete", "Error deleting: %v", err)
 				errs[i] = err
 			}
 		}()
