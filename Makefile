@@ -27,7 +27,7 @@ FUZZ_TARGETS := \
 	./deltafifo:FuzzFIFOModel:65000 \
 	./indexer:FuzzIndexerModel:5000 \
 	./shard:FuzzParse:200000 \
-	./shardgroup:FuzzParseBucketSet:150000
+	./shard:FuzzParseSet:150000
 
 .PHONY: run test check-fmt vet unit fuzz e2e chaos cluster-bin cluster bench bench-full bench-micro bench-compare lint
 

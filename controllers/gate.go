@@ -2,39 +2,60 @@ package controllers
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"sort"
 	"strings"
 	"sync"
+	"time"
+
+	"github.com/kinformer/kinformer/clock"
 )
 
-// Gate lets a controller act only in the namespaces its process owns, and lets the
-// process give namespaces away safely: a sharded controller manager owns a part of the
-// cluster and hands parts over as members come and go, and the one rule it must never
-// break is that two processes act in one namespace at the same moment.
+// Owner says which namespaces a process acts in at this moment: a shardgroup.Member is
+// one. Acts turns false on its own once Deadline has passed (the process did not renew
+// its claim in time), before anything else has noticed.
+type Owner interface {
+	Acts(namespace string) bool
+	// Deadline is when Acts turns false everywhere unless the owner renews first; the
+	// zero time when it acts on nothing.
+	Deadline() time.Time
+}
+
+// Gate lets a controller sync only in the namespaces its process owns, as its Owner
+// says: a sharded controller manager owns a part of the cluster and hands parts over as
+// members come and go, and the one rule it must never break is that two processes act in
+// one namespace at the same moment.
 //
 // A WorkerPool with a Gate asks it before each sync (Enter) and tells it after (done).
-// Owning more is immediate (Widen); owning less (Narrow) first stops new syncs in what is
-// given away, then waits for the syncs already running there to end, so that once
-// Narrow returns the process has stopped acting in those namespaces and may say so to
-// the others. The ownership test and the count of running syncs change under one lock:
-// no sync can slip in between the decision to give a namespace away and the wait.
+// The Gate cancels the context of every running sync in a namespace its Owner no longer
+// acts in: at the Owner's deadline, by a timer of its own, without waiting for anything
+// else to notice (a process that wakes from a freeze has its workers mid-sync), and when
+// Drain is called after the Owner gave namespaces away. The writes a sync sends are fenced
+// separately, at the moment they are sent (shardgroup.Member.Guard): the Gate saves the
+// work of syncs that could not write anyway.
 //
-// A sync that outlives Narrow's wait (its context ended: the process must have stopped
-// acting by then, as a member whose Lease is lost must) has its context cancelled, so its
-// requests stop where the client can stop them.
+// The ownership test and the record of running syncs are read under one lock, so no
+// sync can slip in between the Owner's change and a Drain.
 //
-// The zero Gate owns nothing; a nil *Gate lets every sync through (no sharding).
+// A nil *Gate lets every sync through (no sharding); a Gate without an Owner lets none.
 type Gate struct {
-	mu   sync.Mutex
-	owns func(namespace string) bool
+	Owner Owner
+	// Clock times the deadline [clock.Real].
+	Clock clock.Clock
+
+	mu sync.Mutex
 	// running holds the syncs in flight by namespace, each with the cancel of its
-	// context; idle is closed (and replaced) whenever a sync ends, waking Narrow.
+	// context; idle is closed (and replaced) whenever a sync ends, waking Drain.
 	running map[string]map[*sync.Once]context.CancelFunc
 	idle    chan struct{}
+	timer   clock.Timer
+	armed   time.Time // when timer fires
 }
 
 // Enter reports whether a sync of key (namespace/name, or a cluster-scoped name) may
-// run. If so, the sync runs under sctx (ctx, or less if the namespace is taken away by
-// force) and the caller must call done when it ends.
+// run. If so, the sync runs under sctx (ctx, or less once the namespace is no longer
+// owned) and the caller must call done when it ends.
 func (g *Gate) Enter(ctx context.Context, key string) (sctx context.Context, done func(), ok bool) {
 	if g == nil {
 		return ctx, func() {}, true
@@ -42,7 +63,7 @@ func (g *Gate) Enter(ctx context.Context, key string) (sctx context.Context, don
 	ns := keyNamespace(key)
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.owns == nil || !g.owns(ns) {
+	if g.Owner == nil || !g.Owner.Acts(ns) {
 		return nil, nil, false
 	}
 	if g.running == nil {
@@ -54,6 +75,7 @@ func (g *Gate) Enter(ctx context.Context, key string) (sctx context.Context, don
 	sctx, cancel := context.WithCancel(ctx)
 	once := new(sync.Once)
 	g.running[ns][once] = cancel
+	g.armLocked()
 	return sctx, func() { once.Do(func() { g.exit(ns, once) }) }, true
 }
 
@@ -73,31 +95,68 @@ func (g *Gate) exit(ns string, once *sync.Once) {
 	}
 }
 
-// Widen makes owns the gate's test: call it with a test that owns at least what the
-// current one does (taking namespaces over), once the caches hold them.
-func (g *Gate) Widen(owns func(namespace string) bool) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.owns = owns
+func (g *Gate) clock() clock.Clock {
+	if g.Clock == nil {
+		return clock.Real{}
+	}
+	return g.Clock
 }
 
-// Narrow makes owns the gate's test, then waits until no sync runs in a namespace owns
-// does not own. If ctx ends first, it cancels the contexts of those syncs and returns
-// ctx's error; the new test holds either way, so no new sync starts in what was given
-// away.
-func (g *Gate) Narrow(ctx context.Context, owns func(namespace string) bool) error {
+// armLocked sets the timer for the Owner's deadline while syncs run, unless it is set
+// for that moment already.
+func (g *Gate) armLocked() {
+	if len(g.running) == 0 {
+		return
+	}
+	at := g.Owner.Deadline()
+	if at.IsZero() || g.timer != nil && g.armed.Equal(at) {
+		return
+	}
+	if g.timer != nil {
+		g.timer.Stop()
+	}
+	clk := g.clock()
+	g.armed = at
+	g.timer = clk.AfterFunc(max(at.Sub(clk.Now()), 0), g.expire)
+}
+
+// expire cancels the syncs in namespaces the Owner no longer acts in (its deadline
+// passed), and waits for the next deadline if syncs still run.
+func (g *Gate) expire() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.owns = owns
-	for {
-		var busy []context.CancelFunc
-		for ns, syncs := range g.running {
-			if owns == nil || !owns(ns) {
-				for _, cancel := range syncs {
-					busy = append(busy, cancel)
-				}
-			}
+	g.timer = nil
+	g.cancelLocked()
+	g.armLocked()
+}
+
+// cancelLocked cancels the syncs in namespaces the Owner no longer acts in, and returns
+// how many there are.
+func (g *Gate) cancelLocked() (gone []string) {
+	for ns, syncs := range g.running {
+		if g.Owner.Acts(ns) {
+			continue
 		}
+		for _, cancel := range syncs {
+			cancel()
+			gone = append(gone, ns)
+		}
+	}
+	return gone
+}
+
+// Drain cancels the syncs running in namespaces the Owner no longer acts in, and waits
+// for them to end, or for ctx to end: it then says which namespaces still have a sync
+// that ignored its cancellation. Such a sync can write nothing where its process's
+// Guard fences it, but it holds a worker.
+func (g *Gate) Drain(ctx context.Context) error {
+	if g == nil {
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for {
+		busy := g.cancelLocked()
 		if len(busy) == 0 {
 			return nil
 		}
@@ -111,10 +170,8 @@ func (g *Gate) Narrow(ctx context.Context, owns func(namespace string) bool) err
 			g.mu.Lock()
 		case <-ctx.Done():
 			g.mu.Lock()
-			for _, cancel := range busy {
-				cancel()
-			}
-			return ctx.Err()
+			sort.Strings(busy)
+			return fmt.Errorf("%d sync(s) ignored their cancellation, in %s: %w", len(busy), strings.Join(slices.Compact(busy), ", "), ctx.Err())
 		}
 	}
 }

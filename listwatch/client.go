@@ -29,8 +29,9 @@ type Client struct {
 	userAgent  string
 	transport  *http.Transport // its TLS and dialer serve the websocket watch too
 
-	disco   discoveryCache
+	disco   *discoveryCache
 	batches *batchPool // the frame batches of its watches and lists (see prefetcher)
+	guard   Guard      // nil: none (see WithGuard)
 }
 
 // New builds a Client from cfg.
@@ -55,6 +56,7 @@ func New(cfg *Config) (*Client, error) {
 		return nil, err
 	}
 	c := &Client{
+		disco:      &discoveryCache{},
 		batches:    newBatchPool(),
 		cfg:        *cfg,
 		base:       base,
@@ -169,7 +171,14 @@ func (c *Client) send(ctx context.Context, r request) (*http.Response, error) {
 		if r.contentType != "" {
 			req.Header.Set("Content-Type", r.contentType)
 		}
+		// Asked at every attempt, just before it goes: the moment that counts for a
+		// process that may have been frozen since the request was made.
+		done, err := c.admit(r)
+		if err != nil {
+			return nil, err
+		}
 		resp, err := c.http.Do(req)
+		done()
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()

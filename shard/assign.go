@@ -1,91 +1,152 @@
 package shard
 
 import (
-	"cmp"
 	"math"
-	"math/bits"
 	"slices"
-	"sort"
 )
 
-// DefaultBuckets is the number of equal buckets Assign divides the hash space into when
-// asked for fewer than one. Each member's count of buckets is binomial: among 8 members,
-// 32 ± 5.3 (one standard deviation, ±17% of the space each owns). More buckets even the
-// shares out but cut each member's part into more ranges, and the selector, which is a
-// query parameter, grows with them: at 256 a member's selector has at most about 66
-// ranges, 7 KB URL-encoded (with 2 members; 3 KB with 8). Proxies commonly refuse
-// request lines over 8 KB, so raise it with care.
+// DefaultBuckets is the number of slots of EqualPlan when asked for fewer than one, and
+// the number PlanFor aims at: enough for Plan.Assign to even the members' loads out
+// within Slack, few enough that a member's selector, a query parameter, stays small (at
+// 256 a member's selector has at most about 66 ranges, 7 KB URL-encoded, with 2 members;
+// 3 KB with 8). Proxies commonly refuse request lines over 8 KB, so raise it with care.
 const DefaultBuckets = 256
 
-// Assignment gives each member the ranges of the hash space it serves, sorted, adjacent
-// ones merged. Made by Assign, it is a partition: every hash has exactly one owner.
-type Assignment map[string][]Range
+// Slack is how far above the mean load Plan.Assign lets a member go before it gives
+// slots to others: members end within (1+Slack) × the mean, unless one slot alone is
+// heavier.
+const Slack = 0.1
 
-// Assign divides the hash space into buckets equal buckets (DefaultBuckets if buckets <
-// 1) and gives each bucket to the member with the highest weight for it (rendezvous, or
-// highest-random-weight, hashing). Every member appears in the result, with nil ranges
-// if it won no bucket.
-//
-// The result depends only on the set of member names: order and duplicates in members
-// do not matter, so every process that sees the same membership computes the same
-// assignment with no coordination. Rendezvous hashing moves as little as possible when
-// membership changes: a joining member takes about 1/N of the space, all of it from the
-// others, and nothing moves between the others; a leaving member's buckets are spread
-// over the rest and nothing else moves. Moved measures it.
-//
-// The weight of a bucket for a member is murmur3's 64-bit finalizer of Hash(member) xor
-// the finalizer of (bucket index + 0x9e3779b97f4a7c15); ties go to the member whose name
-// sorts first. Every member must compute the same weights to agree, so this function is
-// part of the contract between them: changing it reshuffles every shard.
-//
-// The cost is one weight per member per bucket.
+// Assignment gives each member the part of the hash space it serves. Made by Assign or
+// Plan.Assign, it is a partition: every hash has exactly one owner.
+type Assignment map[string]Set
+
+// Assign is EqualPlan(buckets).Assign(members): the division of a group that knows no
+// load.
 func Assign(members []string, buckets int) Assignment {
-	if buckets < 1 {
-		buckets = DefaultBuckets
-	}
+	return EqualPlan(buckets).Assign(members)
+}
+
+// Assign deals the plan's slots out to members, balanced by the slots' loads, and moving
+// little when membership changes. Every member appears in the result, with an empty Set
+// if it won no slot.
+//
+// Each slot first goes to the member with the highest weight for it (rendezvous, or
+// highest-random-weight, hashing): a member that joins takes the slots it wins, about
+// 1/N, all of them from the others, and nothing moves between the others; a member that
+// leaves has its slots spread over the rest. Then, while a member holds more than
+// (1+Slack) × the mean load, it gives away the slot that costs least to move: the one
+// whose next-best member with room for it has the weight nearest its own. Only members
+// above the bound give; only members that stay within it take. So the result is within
+// the bound (unless one slot alone exceeds it), and a change of membership moves little
+// more than rendezvous hashing alone would: Moved and MovedLoad measure it.
+//
+// The result depends only on the plan and the set of member names: order and duplicates
+// in members do not matter, so every process that sees the same plan and membership
+// computes the same assignment with no coordination.
+//
+// The weight of a slot for a member is murmur3's 64-bit finalizer of Hash(member) xor the
+// finalizer of (the slot's first hash + 0x9e3779b97f4a7c15); ties go to the member whose
+// name sorts first. Every member must compute the same weights to agree, so this
+// function is part of the contract between them: changing it reshuffles every shard.
+func (p Plan) Assign(members []string) Assignment {
 	names := slices.Clone(members)
 	slices.Sort(names)
 	names = slices.Compact(names)
 	a := make(Assignment, len(names))
-	if len(names) == 0 {
+	for _, m := range names {
+		a[m] = Set{}
+	}
+	if len(names) == 0 || len(p.slots) == 0 {
 		return a
 	}
-	keys := make([]uint64, len(names))
-	for i, m := range names {
-		keys[i] = Hash(m)
-		a[m] = nil
+	d := newDealing(p, names)
+	d.shed()
+	owned := make([][]int, len(names))
+	for s, o := range d.owner {
+		owned[o] = append(owned[o], s)
 	}
-	for b := range buckets {
-		salt := mix64(uint64(b) + 0x9e3779b97f4a7c15)
-		best, bestW := 0, mix64(keys[0]^salt)
-		for i := 1; i < len(keys); i++ {
-			// Strictly greater: on a tie the earlier name, in sorted order, keeps it.
-			if w := mix64(keys[i] ^ salt); w > bestW {
-				best, bestW = i, w
-			}
-		}
-		r := bucket(b, buckets)
-		rs := a[names[best]]
-		if n := len(rs); n > 0 && rs[n-1].Last != math.MaxUint64 && rs[n-1].Last+1 == r.First {
-			rs[n-1].Last = r.Last
-		} else {
-			rs = append(rs, r)
-		}
-		a[names[best]] = rs
+	for i, m := range names {
+		a[m] = p.Set(owned[i]...)
 	}
 	return a
 }
 
-// bucket is the b-th of n equal buckets: [⌊b·2^64/n⌋, ⌊(b+1)·2^64/n⌋). When n does not
-// divide 2^64 bucket sizes differ by at most one hash.
-func bucket(b, n int) Range {
-	first, _ := bits.Div64(uint64(b), 0, uint64(n))
-	last := uint64(math.MaxUint64)
-	if b+1 < n {
-		next, _ := bits.Div64(uint64(b+1), 0, uint64(n))
-		last = next - 1
+// dealing is one Assign at work: the members' weights for every slot, who holds each
+// slot, and the load of each member.
+type dealing struct {
+	slots  []Slot
+	weight [][]uint64 // [slot][member]
+	owner  []int      // member index by slot
+	load   []int64    // by member
+	bound  float64    // (1+Slack) × the mean load
+}
+
+func newDealing(p Plan, names []string) *dealing {
+	d := &dealing{slots: p.slots, weight: make([][]uint64, len(p.slots)), owner: make([]int, len(p.slots)), load: make([]int64, len(names))}
+	keys := make([]uint64, len(names))
+	for i, m := range names {
+		keys[i] = Hash(m)
 	}
-	return Range{First: first, Last: last}
+	total := int64(0)
+	for s, slot := range p.slots {
+		salt := mix64(slot.First + 0x9e3779b97f4a7c15)
+		w := make([]uint64, len(names))
+		best := 0
+		for i, k := range keys {
+			w[i] = mix64(k ^ salt)
+			// Strictly greater: on a tie the earlier name, in sorted order, keeps it.
+			if w[i] > w[best] {
+				best = i
+			}
+		}
+		d.weight[s], d.owner[s] = w, best
+		d.load[best] += slot.Load
+		total += slot.Load
+	}
+	d.bound = (1 + Slack) * float64(total) / float64(len(names))
+	return d
+}
+
+// shed moves slots from members above the bound to members that stay within it, the
+// cheapest move first, until no member is above the bound or none can take anything.
+// Every move lowers the load above the bound, so it ends.
+func (d *dealing) shed() {
+	for {
+		from := -1
+		for i, l := range d.load {
+			if float64(l) > d.bound && (from < 0 || l > d.load[from]) {
+				from = i
+			}
+		}
+		if from < 0 {
+			return
+		}
+		slot, to := -1, -1
+		var cost uint64 = math.MaxUint64
+		for s, o := range d.owner {
+			if o != from || d.slots[s].Load == 0 {
+				continue
+			}
+			for j, w := range d.weight[s] {
+				if j == from || float64(d.load[j]+d.slots[s].Load) > d.bound {
+					continue
+				}
+				// The owner's weight is above every other member's unless the slot was
+				// moved to it, and moved slots never move again (takers stay within the
+				// bound); so the difference does not wrap.
+				if c := d.weight[s][from] - w; c < cost {
+					slot, to, cost = s, j, c
+				}
+			}
+		}
+		if slot < 0 {
+			return // every other member is too full for any of its slots
+		}
+		d.owner[slot] = to
+		d.load[from] -= d.slots[slot].Load
+		d.load[to] += d.slots[slot].Load
+	}
 }
 
 // mix64 is murmur3's 64-bit finalizer: a bijection whose every output bit depends on
@@ -100,81 +161,103 @@ func mix64(x uint64) uint64 {
 }
 
 // Selector is member's part of the hash space as a Selector on field. ok is false when
-// member owns nothing: it is not in the assignment, or it won no bucket (possible, if
-// unlikely, when members are many compared with buckets). Such a member must not list
-// or watch at all, since a Selector without ranges selects everything.
+// member owns nothing: it is not in the assignment, or it won no slot. Such a member must
+// not list or watch at all, since a Selector without ranges selects everything.
 func (a Assignment) Selector(member string, field Field) (sel Selector, ok bool) {
-	rs := a[member]
-	if len(rs) == 0 {
-		return Selector{}, false
-	}
-	return Selector{Field: field, Ranges: slices.Clone(rs)}, true
+	return a[member].Selector(field)
 }
 
 // Moved is the fraction of the hash space, from 0 to 1, whose owner differs between
 // before and after; a part owned in one and not the other counts as moved. After a
 // member joins N-1 others the ideal is 1/N, after one leaves N others 1/N too.
-//
-// Both are expected to be partitions, as Assign makes; where ranges of an assignment
-// overlap, one of the owners is taken.
 func Moved(before, after Assignment) float64 {
-	b, a := flatten(before), flatten(after)
-	// Cut the space wherever a range of either side starts or ends; between two cuts,
-	// each side has one owner (or none).
-	cuts := []uint64{0}
-	for _, side := range [][]owned{b, a} {
-		for _, o := range side {
-			cuts = append(cuts, o.First)
-			if o.Last != math.MaxUint64 {
-				cuts = append(cuts, o.Last+1)
-			}
-		}
-	}
-	slices.Sort(cuts)
-	cuts = slices.Compact(cuts)
 	moved := 0.0
-	for i, c := range cuts {
-		seg := Range{First: c, Last: math.MaxUint64}
-		if i+1 < len(cuts) {
-			seg.Last = cuts[i+1] - 1
-		}
-		ob, inB := ownerAt(b, c)
-		oa, inA := ownerAt(a, c)
-		if inB != inA || ob != oa {
+	for _, seg := range segments(before, after) {
+		if seg.before != seg.after {
 			moved += seg.Fraction()
 		}
 	}
 	return min(moved, 1)
 }
 
-// owned is one range of an assignment and its member.
-type owned struct {
-	Range
-	member string
+// MovedLoad is the fraction of the load of points, from 0 to 1, whose owner differs
+// between before and after: what a change of membership makes the members hand over
+// and list again. It is 0 without load.
+func MovedLoad(before, after Assignment, points []Point) float64 {
+	var total, moved int64
+	for _, p := range points {
+		total += p.Load
+		if owner(before, p.Hash) != owner(after, p.Hash) {
+			moved += p.Load
+		}
+	}
+	if total == 0 {
+		return 0
+	}
+	return float64(moved) / float64(total)
 }
 
-// flatten lists a's ranges sorted by First.
-func flatten(a Assignment) []owned {
-	var out []owned
-	for m, rs := range a {
-		for _, r := range rs {
-			if r.First <= r.Last {
-				out = append(out, owned{Range: r, member: m})
+// owner is the member of a owning h, "" for none.
+func owner(a Assignment, h uint64) string {
+	for m, s := range a {
+		if s.Contains(h) {
+			return m
+		}
+	}
+	return ""
+}
+
+// segment is a run of hashes with one owner on each side of a change.
+type segment struct {
+	Range
+	before, after string
+}
+
+// segments cuts the space wherever a range of either assignment starts or ends;
+// between two cuts, each side has one owner (or none).
+func segments(before, after Assignment) []segment {
+	cuts := []uint64{0}
+	for _, a := range []Assignment{before, after} {
+		for _, s := range a {
+			for _, r := range s.rs {
+				cuts = append(cuts, r.First)
+				if r.Last != math.MaxUint64 {
+					cuts = append(cuts, r.Last+1)
+				}
 			}
 		}
 	}
-	slices.SortFunc(out, func(x, y owned) int {
-		return cmp.Or(cmp.Compare(x.First, y.First), cmp.Compare(x.Last, y.Last), cmp.Compare(x.member, y.member))
-	})
+	slices.Sort(cuts)
+	cuts = slices.Compact(cuts)
+	out := make([]segment, len(cuts))
+	for i, c := range cuts {
+		seg := segment{Range: Range{First: c, Last: math.MaxUint64}, before: owner(before, c), after: owner(after, c)}
+		if i+1 < len(cuts) {
+			seg.Last = cuts[i+1] - 1
+		}
+		out[i] = seg
+	}
 	return out
 }
 
-// ownerAt finds who owns h among ranges sorted by First.
-func ownerAt(rs []owned, h uint64) (string, bool) {
-	// The last range starting at or before h is the only candidate in a partition.
-	i := sort.Search(len(rs), func(i int) bool { return rs[i].First > h }) - 1
-	if i >= 0 && rs[i].Contains(h) {
-		return rs[i].member, true
+// Balance is the busiest member's load over the mean, by points (1 is perfect; 0
+// without load): how evenly an assignment shares the work those points stand for.
+func Balance(a Assignment, points []Point) float64 {
+	if len(a) == 0 {
+		return 0
 	}
-	return "", false
+	loads := map[string]int64{}
+	var total int64
+	for _, p := range points {
+		loads[owner(a, p.Hash)] += p.Load
+		total += p.Load
+	}
+	if total == 0 {
+		return 0
+	}
+	busiest := int64(0)
+	for m := range a {
+		busiest = max(busiest, loads[m])
+	}
+	return float64(busiest) / (float64(total) / float64(len(a)))
 }

@@ -33,15 +33,18 @@
 //
 // FNV-1a also spreads names that differ only at their end badly: the last byte or two of
 // a name barely reach the hash's high bits, which are what ranges cut. team-a … team-z,
-// or tenant-00 … tenant-99, all fall in one 1/256 of the space, so in one bucket of
-// Assign and on one shard; tenant-000 … tenant-999 fall in 13 of 256. The hash is the
-// server's, so no client can mix it better; where namespaces are numbered, expect
-// uneven shards.
+// or tenant-00 … tenant-99, all fall in one 1/256 of the space; tenant-000 … tenant-999
+// fall in 13 of 256. The hash is the server's, so no client can mix it better; but the
+// server takes any [start, end) bounds, so a client can cut where the namespaces are.
 //
 // # Who serves what
 //
-// Assign divides the space into equal buckets (DefaultBuckets) and gives each to a member
-// by rendezvous hashing, so processes that agree on the member list agree on the
-// assignment without talking to each other, and a change of membership moves little:
-// Moved reports how much, against the ideal 1/N.
+// A Plan cuts the space into slots: EqualPlan into equal ones, PlanFor where the load is
+// (Points: the hash of each namespace and how many objects it holds), so that slots hold
+// about equal shares of the work however the names hash. Plan.Assign deals the slots out
+// to members by rendezvous hashing, then evens their loads out to within Slack of the
+// mean, so processes that agree on the plan and the member list agree on the assignment
+// without talking to each other, and a change of membership moves little: Moved and
+// MovedLoad report how much, against the ideal 1/N, and Balance how even it is. A Set is
+// a set of hashes, as members claim them.
 package shard

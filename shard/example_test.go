@@ -44,6 +44,25 @@ func ExampleAssign() {
 	after := shard.Assign(append(members, "controller-3"), shard.DefaultBuckets)
 	fmt.Printf("moved %.3f of the space to the newcomer (ideal %.3f)\n", shard.Moved(before, after), 1.0/4)
 	// Output:
-	// controller-1 owns 58 ranges; query is 6097 bytes
-	// moved 0.223 of the space to the newcomer (ideal 0.250)
+	// controller-1 owns 54 ranges; query is 5677 bytes
+	// moved 0.227 of the space to the newcomer (ideal 0.250)
+}
+
+// Numbered tenants crowd into one 256th of the space, so equal slices give one member all
+// of them; a plan cut where their objects are shares them out.
+func ExamplePlanFor() {
+	objects := map[string]int64{}
+	for i := range 30 {
+		objects[fmt.Sprintf("tenant-%02d", i)] = 12
+	}
+	points := shard.PointsOf(objects)
+	members := []string{"a", "b", "c"}
+
+	equal := shard.EqualPlan(shard.DefaultBuckets).Assign(members)
+	byLoad := shard.PlanFor(points, shard.DefaultBuckets)
+	fmt.Printf("equal slices: the busiest member holds %.2f × the mean\n", shard.Balance(equal, points))
+	fmt.Printf("cut by load: %d slots, the busiest holds %.2f × the mean\n", byLoad.Len(), shard.Balance(byLoad.Assign(members), points))
+	// Output:
+	// equal slices: the busiest member holds 3.00 × the mean
+	// cut by load: 30 slots, the busiest holds 1.10 × the mean
 }

@@ -12,8 +12,8 @@ import (
 )
 
 // One member of a group of controller managers: alone, it takes the whole space, gates
-// its syncs on Acts, and on shutdown releases everything and deletes its Lease so that
-// the others would take over at once.
+// its syncs on Acts and its writes on Guard, and on shutdown releases everything and
+// deletes its Lease so that the others would take over at once.
 func Example() {
 	sim := apisim.New(apisim.Options{})
 	url, _ := sim.Start("127.0.0.1:0")
@@ -22,17 +22,21 @@ func Example() {
 	defer client.CloseIdleConnections()
 
 	const group = "kinformer-controller-manager"
+	acting := make(chan struct{})
 	member, err := shardgroup.New(client, shardgroup.Options{
 		Group: group,
 		ID:    "node-a-5f2c", // timings: kube-controller-manager's (15 s, 10 s, 2 s)
-		Acquire: func(ctx context.Context, ranges []shard.Range) error {
+		Acquire: func(ctx context.Context, part shard.Set) error {
 			// List and watch with this selector, then start the workers.
-			fmt.Println("acquire:", shard.Selector{Field: shard.Namespace, Ranges: ranges})
+			sel, _ := part.Selector(shard.Namespace)
+			fmt.Println("acquire:", sel)
+			close(acting)
 			return nil
 		},
-		Release: func(ctx context.Context, ranges []shard.Range) error {
-			// Stop the workers, and wait for the syncs in flight.
-			fmt.Println("release:", len(ranges), "range")
+		Release: func(ctx context.Context, part shard.Set) error {
+			// Stop the workers there; the member has already waited for the writes its
+			// Guard let through.
+			fmt.Println("release:", len(part.Ranges()), "range")
 			return nil
 		},
 	})
@@ -40,18 +44,23 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
+	// Everything that writes for the member goes through a client its Guard fences.
+	writes := client.WithGuard(member.Guard())
+	_ = writes
+
 	ctx, shutdown := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- member.Run(ctx) }()
-	for !member.Acts("default") {
-		time.Sleep(10 * time.Millisecond)
+	<-acting
+	// Acts turns true as the member takes in Acquire's return.
+	for tick := time.NewTicker(10 * time.Millisecond); !member.Acts("default"); <-tick.C {
 	}
 	fmt.Println("acts on default:", member.Acts("default"))
 
 	shutdown() // as a SIGTERM would
 	fmt.Println("Run:", <-done)
-	left, _ := shardgroup.Members(context.Background(), client, "", group)
-	fmt.Println("members:", len(left))
+	g, _ := shardgroup.ReadGroup(context.Background(), client, "", group)
+	fmt.Println("members:", len(g.Members))
 	// Output:
 	// acquire: shardRange(object.metadata.namespace, '0x0000000000000000', '0x10000000000000000')
 	// acts on default: true

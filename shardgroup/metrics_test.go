@@ -7,26 +7,39 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
-
-	"github.com/kinformer/kinformer/listwatch"
 )
 
-func defaultDelete() listwatch.DeleteOptions { return listwatch.DeleteOptions{} }
-
-// metricOf returns the one sample of family name on reg.
-func metricOf(t *testing.T, reg *prometheus.Registry, name string) *dto.Metric {
+// metricOf returns the one sample of family name on reg whose labels include the
+// name-value pairs given.
+func metricOf(t *testing.T, reg *prometheus.Registry, name string, labels ...string) *dto.Metric {
 	t.Helper()
 	families, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
+	var found []*dto.Metric
 	for _, f := range families {
-		if f.GetName() == name && len(f.GetMetric()) == 1 {
-			return f.GetMetric()[0]
+		if f.GetName() != name {
+			continue
+		}
+	samples:
+		for _, m := range f.GetMetric() {
+			have := map[string]string{}
+			for _, l := range m.GetLabel() {
+				have[l.GetName()] = l.GetValue()
+			}
+			for i := 0; i+1 < len(labels); i += 2 {
+				if have[labels[i]] != labels[i+1] {
+					continue samples
+				}
+			}
+			found = append(found, m)
 		}
 	}
-	t.Fatalf("no single %s on the registry", name)
-	return nil
+	if len(found) != 1 {
+		t.Fatalf("%d samples of %s%v on the registry, want one", len(found), name, labels)
+	}
+	return found[0]
 }
 
 func testutilCounter(t *testing.T, reg *prometheus.Registry, name string) float64 {
@@ -48,17 +61,18 @@ func TestMetrics(t *testing.T) {
 
 	st := a.m.Status()
 	got := map[string]float64{}
-	for _, name := range []string{"shardgroup_acting_buckets", "shardgroup_acting_ranges", "shardgroup_target_buckets", "shardgroup_members"} {
+	for _, name := range []string{"shardgroup_acting_fraction", "shardgroup_acting_ranges", "shardgroup_target_fraction", "shardgroup_members", "shardgroup_duplicate"} {
 		got[name] = metricOf(t, a.reg, name).GetGauge().GetValue()
 	}
 	got["shardgroup_rebalances_total"] = testutilCounter(t, a.reg, "shardgroup_rebalances_total")
 	got["shardgroup_losses_total"] = testutilCounter(t, a.reg, "shardgroup_losses_total")
 	got["handovers"] = float64(testutilHistogramCount(t, a.reg, "shardgroup_handover_duration_seconds"))
 	want := map[string]float64{
-		"shardgroup_acting_buckets":   float64(st.Acting.Len()),
+		"shardgroup_acting_fraction":  st.Acting.Fraction(),
 		"shardgroup_acting_ranges":    float64(len(st.Acting.Ranges())),
-		"shardgroup_target_buckets":   float64(st.Target.Len()),
+		"shardgroup_target_fraction":  st.Target.Fraction(),
 		"shardgroup_members":          2,
+		"shardgroup_duplicate":        0,
 		"shardgroup_rebalances_total": 1, // b came
 		"shardgroup_losses_total":     0,
 		"handovers":                   2, // joining (from nothing to everything), then giving b its part

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kinformer/kinformer/lease"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 	"github.com/kinformer/kinformer/shard"
@@ -16,7 +17,7 @@ func TestNewValidates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nop := func(context.Context, []shard.Range) error { return nil }
+	nop := func(context.Context, shard.Set) error { return nil }
 	valid := Options{Group: "ctrl", ID: "pod-0", Acquire: nop, Release: nop}
 	for _, tt := range []struct {
 		name   string
@@ -34,7 +35,8 @@ func TestNewValidates(t *testing.T) {
 		{"id with empty label", func(o *Options) { o.ID = "a..b" }, "not a DNS subdomain"},
 		{"bad namespace", func(o *Options) { o.Namespace = "Kube_System" }, "namespace"},
 		{"no callbacks", func(o *Options) { o.Acquire = nil }, "Acquire and Release callbacks"},
-		{"buckets", func(o *Options) { o.Buckets = MaxBuckets + 1 }, "number of buckets"},
+		{"slots", func(o *Options) { o.Slots = shard.MaxSlots }, "number of slots"},
+		{"handover shorter than a round", func(o *Options) { o.HandoverTimeout = time.Second }, "HandoverTimeout"},
 		{"field", func(o *Options) { o.Field = "object.metadata.name" }, "field"},
 		{"lease not above deadline", func(o *Options) { o.LeaseDuration = 10 * time.Second }, "LeaseDuration"},
 		{"deadline not above retry", func(o *Options) { o.RenewDeadline = 2 * time.Second; o.LeaseDuration = 3 * time.Second }, "RenewDeadline"},
@@ -71,7 +73,7 @@ func TestForeignLease(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t)
 			l := &object.Lease{ObjectMeta: object.ObjectMeta{Name: leaseName(group, "a"), Namespace: namespace, Labels: tt.labels}}
-			l.Spec.HolderIdentity = ptr(tt.holder)
+			l.Spec.HolderIdentity = &tt.holder
 			if _, err := h.leases.Create(context.Background(), l); err != nil {
 				t.Fatal(err)
 			}
@@ -87,7 +89,7 @@ func TestForeignLease(t *testing.T) {
 			if a.err == nil || !strings.Contains(a.err.Error(), tt.want) {
 				t.Errorf("Run = %v, want an error saying %s", a.err, tt.want)
 			}
-			if got, _ := h.lease("a"); deref(got.Spec.HolderIdentity) != tt.holder {
+			if got, _ := h.lease("a"); lease.Holder(got.Spec) != tt.holder {
 				t.Errorf("the Lease was changed: %+v", got)
 			}
 		})

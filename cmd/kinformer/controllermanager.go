@@ -19,13 +19,14 @@ import (
 	"github.com/kinformer/kinformer/controllers/manager"
 	"github.com/kinformer/kinformer/internal/memlimit"
 	"github.com/kinformer/kinformer/listwatch"
+	"github.com/kinformer/kinformer/shardgroup"
 )
 
 const controllerManagerUsage = "usage: kinformer controller-manager --kubeconfig FILE [--context NAME] [--controllers " +
 	"replicaset,deployment] [--workers 5] [--resync-period 5m] [--secure-port 10257] [--bind-address 0.0.0.0] " +
 	"[--tls-cert-file FILE --tls-private-key-file FILE] [--metrics-addr 127.0.0.1:10258] [--leader-elect] " +
 	"[--leader-elect-namespace kube-system] [--leader-elect-id NAME] [--lease-duration 15s] " +
-	"[--renew-deadline 10s] [--retry-period 2s] [--shard-group NAME] [--shard-id ID] [--shard-namespace kube-system] " +
+	"[--renew-deadline 10s] [--retry-period 2s] [--shard-group NAME] [--shard-id ID] [--shard-namespace kube-system] [--handover-timeout 2m0s] " +
 	"[--crash-on-panic] [--memory-limit SIZE] [-v]"
 
 // The endpoints are served as kube-controller-manager serves them: over HTTPS on port
@@ -52,6 +53,7 @@ type controllerManagerFlags struct {
 	shardGroup          string
 	shardID             string
 	shardNamespace      string
+	handoverTimeout     time.Duration
 	crashOnPanic        bool
 	memoryLimit         memlimit.Bytes
 	verbose             bool
@@ -81,6 +83,8 @@ func (f *controllerManagerFlags) parse(args []string, stderr io.Writer) error {
 	fs.StringVar(&f.shardGroup, "shard-group", "", "join this shard group: its members divide the namespaces between them, each caching and reconciling its part (excludes --leader-elect)")
 	fs.StringVar(&f.shardID, "shard-id", "", "this member's name in the group, unique and lower case (default: hostname and a random suffix)")
 	fs.StringVar(&f.shardNamespace, "shard-namespace", "kube-system", "namespace of the shard group's Leases")
+	fs.DurationVar(&f.handoverTimeout, "handover-timeout", shardgroup.DefaultHandoverTimeout, "bound of each hand-over of namespaces "+
+		"(taking them over, giving them away): a member stuck past it gives everything up, and /healthz fails")
 	fs.BoolVar(&f.crashOnPanic, "crash-on-panic", false, "let a panic in a sync crash the process (default: log it with its stack, count it, retry the key)")
 	fs.Var(&f.memoryLimit, "memory-limit", "soft memory limit of the process, in bytes or as 2.5Gi, 3GB: the garbage collector works harder near it "+
 		"rather than let the heap grow past it (runtime/debug.SetMemoryLimit, as GOMEMLIMIT; default: none, or GOMEMLIMIT's)")
@@ -99,8 +103,8 @@ func (f *controllerManagerFlags) parse(args []string, stderr io.Writer) error {
 		return usageError{"--tls-cert-file is for --secure-port, which is 0"}
 	case f.shardGroup != "" && f.elect:
 		return usageError{"--shard-group and --leader-elect exclude each other: a shard group's members all act, each in its part"}
-	case f.shardGroup == "" && (f.shardID != "" || f.shardNamespace != "kube-system"):
-		return usageError{"--shard-id and --shard-namespace go with --shard-group"}
+	case f.shardGroup == "" && (f.shardID != "" || f.shardNamespace != "kube-system" || f.handoverTimeout != shardgroup.DefaultHandoverTimeout):
+		return usageError{"--shard-id, --shard-namespace and --handover-timeout go with --shard-group"}
 	}
 	return nil
 }
@@ -227,7 +231,8 @@ func (f *controllerManagerFlags) sharding() *manager.Sharding {
 		id = defaultShardID()
 	}
 	return &manager.Sharding{Group: f.shardGroup, ID: id, Namespace: f.shardNamespace,
-		LeaseDuration: f.le.LeaseDuration, RenewDeadline: f.le.RenewDeadline, RetryPeriod: f.le.RetryPeriod}
+		LeaseDuration: f.le.LeaseDuration, RenewDeadline: f.le.RenewDeadline, RetryPeriod: f.le.RetryPeriod,
+		HandoverTimeout: f.handoverTimeout}
 }
 
 // defaultShardID is the lower-case host name and a random suffix: a member's ID is part

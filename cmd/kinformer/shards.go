@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -16,9 +18,10 @@ import (
 
 func shardsCommand() command {
 	return command{name: "shards", synopsis: "--shard-group NAME [--shard-namespace kube-system] [--kubeconfig FILE] [--context NAME]",
-		does: "show a shard group as its members' Leases say: each member's last renewal, the buckets it acts on and " +
-			"targets, and the namespaces, Deployments, ReplicaSets and Pods in those it acts on; then any hand-over " +
-			"under way, buckets nobody acts on, and buckets two members act on (exit 1)",
+		does: "show a shard group as its members' Leases say: each member's last renewal, the share of the hash space it " +
+			"acts on and targets, and the namespaces, Deployments, ReplicaSets and Pods it acts on; then the group's plan " +
+			"and balance, any hand-over under way, namespaces nobody acts on, duplicate IDs, and namespaces two members " +
+			"act on (exit 1)",
 		run: shardsRun{now: time.Now, pageSize: 500}.run}
 }
 
@@ -64,6 +67,9 @@ func (r shardsRun) run(ctx context.Context, args []string, stdout, stderr io.Wri
 	case *group == "":
 		return usageError{"missing --shard-group\n" + cmd.usageLine()}
 	}
+	if err := shardgroup.ValidGroup(*group); err != nil {
+		return usageError{"--shard-group: " + err.Error() + "\n" + cmd.usageLine()}
+	}
 	cfg, err := loadConfig(*kubeconfig, *kubeContext)
 	if err != nil {
 		return err
@@ -73,11 +79,11 @@ func (r shardsRun) run(ctx context.Context, args []string, stdout, stderr io.Wri
 		return err
 	}
 	defer c.CloseIdleConnections()
-	members, err := shardgroup.Members(ctx, c, *leaseNS, *group)
+	g, err := shardgroup.ReadGroup(ctx, c, *leaseNS, *group)
 	if err != nil {
 		return explain(err, cfg.Host)
 	}
-	if len(members) == 0 {
+	if len(g.Members) == 0 {
 		fmt.Fprintf(stderr, "no members in shard group %q: no Lease in namespace %s is labelled %s=%s\n",
 			*group, *leaseNS, shardgroup.GroupLabel, *group)
 		return nil
@@ -86,8 +92,11 @@ func (r shardsRun) run(ctx context.Context, args []string, stdout, stderr io.Wri
 	if err != nil {
 		return explain(err, cfg.Host)
 	}
-	if conflicts := printShards(stdout, members, byNS, r.now()); conflicts > 0 {
-		return fmt.Errorf("%d bucket(s) of shard group %q acted on by two members at once", conflicts, *group)
+	now := r.now()
+	conflicts := shardgroup.Conflicts(g.Members, now)
+	printShards(stdout, g, byNS, conflicts, now)
+	if len(conflicts) > 0 {
+		return fmt.Errorf("%d part(s) of shard group %q acted on by two members at once", len(conflicts), *group)
 	}
 	return nil
 }
@@ -127,245 +136,199 @@ func shardCensus(ctx context.Context, c *listwatch.Client, pageSize int64) (map[
 	return byNS, nil
 }
 
-// shardBuckets is s as a set of buckets of n: those that share a hash with s, whatever
-// division s uses (the same buckets when it divides the space into n), nil when s is
-// unknown (an annotation that did not parse).
-func shardBuckets(s shardgroup.BucketSet, n int) []bool {
-	if s.Total() == 0 {
-		return nil
-	}
-	out := make([]bool, n)
-	if s.Total() == n {
-		for _, b := range s.Indexes() {
-			out[b] = true
+// shardView is what `shards` shows of a group against the cluster's census: which live
+// member acts on each namespace, and the tallies.
+type shardView struct {
+	g     shardgroup.Group
+	byNS  map[string]*shardTally
+	names []string // the namespaces of the census, sorted
+	now   time.Time
+}
+
+// tallyOf counts the namespaces and objects whose namespace hashes into set.
+func (v shardView) tallyOf(set shard.Set) shardTally {
+	var t shardTally
+	for ns, n := range v.byNS {
+		if set.Has(ns) {
+			t.add(*n)
 		}
-		return out
 	}
-	for _, r := range s.Ranges() {
-		for b := shardgroup.BucketOf(r.First, n); b <= shardgroup.BucketOf(r.Last, n); b++ {
-			out[b] = true
+	return t
+}
+
+// namespacesIn lists, sorted, the namespaces of the census in set.
+func (v shardView) namespacesIn(set shard.Set) []string {
+	var out []string
+	for _, ns := range v.names {
+		if set.Has(ns) {
+			out = append(out, ns)
 		}
 	}
 	return out
 }
 
-// shardDivision is the number of buckets the members divide the space into: the one most
-// of their annotations use (they all should), the finer on a tie; 0 when none parsed.
-func shardDivision(members []shardgroup.MemberState) int {
-	seen := map[int]int{}
-	n := 0
-	for _, m := range members {
-		for _, s := range []shardgroup.BucketSet{m.Acting, m.Target} {
-			if t := s.Total(); t > 0 {
-				seen[t]++
-				if seen[t] > seen[n] || seen[t] == seen[n] && t > n {
-					n = t
-				}
-			}
-		}
-	}
-	return n
-}
-
-// shardMember is a member's row, with its sets in the division shown.
-type shardMember struct {
-	shardgroup.MemberState
-	name           string
-	live           bool
-	acting, target []bool // nil: unknown
-}
-
-// printShards writes the table of members, the unowned buckets and the totals, then a
-// line for each run of buckets in hand-over, unowned or acted on by two members, then
-// what is wrong with the members. It returns how many buckets two live members act on.
-func printShards(out io.Writer, states []shardgroup.MemberState, byNS map[string]*shardTally, now time.Time) (conflicts int) {
-	n := shardDivision(states)
-	// perBucket[b] is what falls in bucket b; total is the cluster's.
+// printShards writes the table of members, the unowned part and the totals, then the
+// plan and the balance, the hand-overs under way, the unowned namespaces, the conflicts
+// (two live members acting on one namespace), duplicate IDs and what is wrong with the
+// members. It only renders: the group's reading and its conflicts come from package
+// shardgroup.
+func printShards(out io.Writer, g shardgroup.Group, byNS map[string]*shardTally, conflicts []shardgroup.Conflict, now time.Time) {
+	v := shardView{g: g, byNS: byNS, names: slices.Sorted(maps.Keys(byNS)), now: now}
+	var liveActing, liveTarget shard.Set
 	var total shardTally
-	perBucket := make([]shardTally, n)
-	for ns, t := range byNS {
+	for _, t := range byNS {
 		total.add(*t)
-		if n > 0 {
-			perBucket[shardgroup.BucketOf(shard.Hash(ns), n)].add(*t)
-		}
 	}
-	tallyOf := func(set []bool) shardTally {
-		var t shardTally
-		for b, in := range set {
-			if in {
-				t.add(perBucket[b])
-			}
-		}
-		return t
-	}
-	members := make([]shardMember, len(states))
-	for i, s := range states {
-		m := shardMember{MemberState: s, name: s.ID, live: !s.RenewTime.IsZero() && !s.Stale(now)}
-		if m.name == "" {
-			m.name = "(Lease " + s.Lease + ")"
-		}
-		if n > 0 {
-			m.acting, m.target = shardBuckets(s.Acting, n), shardBuckets(s.Target, n)
-		}
-		members[i] = m
-	}
-
 	w := tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(w, "MEMBER\tRENEWED\tACTING\tTARGET\tNAMESPACES\tDEPLOYMENTS\tREPLICASETS\tPODS")
-	row := func(name, renewed, acting, target string, t *shardTally) {
-		counts := "?\t?\t?\t?"
-		if t != nil {
-			counts = fmt.Sprintf("%d\t%d\t%d\t%d", t[0], t[1], t[2], t[3])
-		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", name, renewed, acting, target, counts)
+	row := func(name, renewed, acting, target string, t shardTally) {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\n", name, renewed, acting, target, t[0], t[1], t[2], t[3])
 	}
-	ownedBy := make([][]*shardMember, n) // the live members acting on each bucket
-	sumActing, sumTarget := 0, 0
-	for i := range members {
-		m := &members[i]
-		var t *shardTally
-		if m.acting != nil {
-			tally := tallyOf(m.acting)
-			t = &tally
-		}
-		row(m.name, shardRenewed(m.MemberState, m.live, now), shardCount(m.Acting), shardCount(m.Target), t)
-		if !m.live {
-			continue
-		}
-		for b, in := range m.acting {
-			if in {
-				ownedBy[b] = append(ownedBy[b], m)
-				sumActing++
-			}
-		}
-		for _, in := range m.target {
-			if in {
-				sumTarget++
-			}
+	var objects []int // of the live members, for the balance
+	for _, m := range g.Members {
+		name := shardName(m)
+		acting, target := shardShare(m.Acting, m.Err), shardShare(m.Target, m.Err)
+		t := v.tallyOf(m.Acting)
+		row(name, shardRenewed(m, now), acting, target, t)
+		if !m.Stale(now) {
+			liveActing, liveTarget = liveActing.Union(m.Acting), liveTarget.Union(m.Target)
+			objects = append(objects, t.objects())
 		}
 	}
-	if n > 0 {
-		unowned := make([]bool, n)
-		count := 0
-		for b := range n {
-			if len(ownedBy[b]) == 0 {
-				unowned[b] = true
-				count++
-			}
-		}
-		if count > 0 {
-			t := tallyOf(unowned)
-			row("(unowned)", "", fmt.Sprintf("%d/%d", count, n), "", &t)
-		}
-		row("total", "", fmt.Sprintf("%d/%d", sumActing+count, n), fmt.Sprintf("%d/%d", sumTarget, n), &total)
-	} else {
-		row("total", "", "?", "?", &total)
+	unowned := shard.WholeSet().Minus(liveActing)
+	if !unowned.IsEmpty() {
+		row("(unowned)", "", shardShare(unowned, nil), "", v.tallyOf(unowned))
 	}
+	row("total", "", shardShare(liveActing.Union(unowned), nil), shardShare(liveTarget, nil), total)
 	w.Flush()
 
-	var notes []string
-	// Runs of buckets in the same state, in bucket order.
-	state := func(b int) (line string, conflict bool) {
-		var actors, stale, targets []string
-		for _, m := range ownedBy[b] {
-			actors = append(actors, m.name)
-		}
-		for i := range members {
-			m := &members[i]
-			switch {
-			case !m.live && m.acting != nil && m.acting[b]:
-				stale = append(stale, m.name)
-			case m.live && m.target != nil && m.target[b]:
-				targets = append(targets, m.name)
-			}
-		}
-		to := "nobody"
-		if len(targets) > 0 {
-			to = shardJoin(targets)
-		}
-		switch {
-		case len(actors) > 1:
-			return "acted on by " + shardJoin(actors) + ": TWO MEMBERS ACT ON THE SAME NAMESPACES", true
-		case len(actors) == 0 && len(stale) > 0:
-			return "unowned → " + to + ", claimed by stale " + shardJoin(stale), false
-		case len(actors) == 0:
-			return "unowned → " + to, false
-		case ownedBy[b][0].target != nil && !ownedBy[b][0].target[b]:
-			return actors[0] + " → " + to, false
-		}
-		return "", false
+	fmt.Fprintln(out)
+	switch {
+	case g.PlanErr != nil:
+		fmt.Fprintf(out, "plan: does not parse (%v): the members deal equal slices of the space\n", g.PlanErr)
+	case g.Plan.IsZero():
+		fmt.Fprintln(out, "plan: none yet: the members deal equal slices of the space")
+	default:
+		fmt.Fprintf(out, "plan: %d slots, cut where the load was\n", g.Plan.Len())
 	}
-	for first := 0; first < n; {
-		line, conflict := state(first)
-		last := first
-		for last+1 < n {
-			if next, _ := state(last + 1); next != line {
-				break
-			}
-			last++
+	if len(objects) > 0 && total.objects() > 0 {
+		sum := 0
+		for _, n := range objects {
+			sum += n
 		}
-		if line != "" {
-			run := make([]bool, n)
-			for b := first; b <= last; b++ {
-				run[b] = true
-			}
-			t := tallyOf(run)
-			line = fmt.Sprintf("%s: %s (%s, %s)", shardRun(first, last), line, shardPlural(t[0], "namespace"), shardPlural(t.objects(), "object"))
-			if conflict {
-				line = "!! " + line
-				conflicts += last - first + 1
-			}
-			notes = append(notes, line)
+		if sum > 0 {
+			fmt.Fprintf(out, "balance: the busiest live member acts on %.2f × the mean of the objects\n",
+				float64(slices.Max(objects))/(float64(sum)/float64(len(objects))))
 		}
-		first = last + 1
 	}
-	for _, m := range members {
+	for _, m := range g.Members {
+		if m.Err != nil || m.Stale(now) {
+			continue
+		}
+		if giving := m.Acting.Minus(m.Target); !giving.IsEmpty() {
+			fmt.Fprintf(out, "hand-over: %s gives up %s\n", shardName(m), shardNamespaces(v, giving))
+		}
+		if taking := m.Target.Minus(m.Acting); !taking.IsEmpty() && !taking.Minus(unowned).IsEmpty() {
+			fmt.Fprintf(out, "hand-over: %s waits for %s\n", shardName(m), shardNamespaces(v, taking.Minus(unowned)))
+		}
+	}
+	if !unowned.IsEmpty() {
+		fmt.Fprintf(out, "unowned: %s%s\n", shardNamespaces(v, unowned), shardClaimants(g.Members, unowned, now))
+	}
+	for _, c := range conflicts {
+		fmt.Fprintf(out, "!! %s and %s both act on %s: TWO MEMBERS ACT ON THE SAME NAMESPACES\n", c.Members[0], c.Members[1], shardNamespaces(v, c.Part))
+	}
+	for _, m := range g.Members {
+		if m.Duplicate(now) {
+			fmt.Fprintf(out, "!! DUPLICATE ID %s: another process (incarnation %s) runs with this ID and waits for its Lease (marked %s); only the holder acts\n",
+				shardName(m), m.Contender, shardAgo(now.Sub(m.ContenderAt)))
+		}
 		if m.Err != nil {
-			notes = append(notes, fmt.Sprintf("error: %s (Lease %s): %v", m.name, m.Lease, m.Err))
+			fmt.Fprintf(out, "error: %s (Lease %s): %v\n", shardName(m), m.Lease, m.Err)
 		}
-		for _, s := range []shardgroup.BucketSet{m.Acting, m.Target} {
-			if t := s.Total(); t > 0 && t != n {
-				notes = append(notes, fmt.Sprintf("note: %s divides the space into %d buckets, not %d: shown as the %d buckets its own touch",
-					m.name, t, n, n))
-				break
-			}
-		}
-		if !m.live {
-			notes = append(notes, fmt.Sprintf("note: %s has not renewed its Lease within its lease duration (%s): its claims lapse, and it is left out of the total",
-				m.name, m.LeaseDuration))
+		if m.Stale(now) {
+			fmt.Fprintf(out, "note: %s has not renewed its Lease within its lease duration (%s): its claims lapse, and it is left out of the total\n",
+				shardName(m), m.LeaseDuration)
 		}
 	}
-	if len(notes) > 0 {
-		fmt.Fprintln(out)
-		for _, l := range notes {
-			fmt.Fprintln(out, l)
-		}
-	}
-	return conflicts
 }
 
-// shardCount is a set's size out of its division, "?" when its annotation did not parse.
-func shardCount(s shardgroup.BucketSet) string {
-	if s.Total() == 0 {
+// shardName is a member's ID, or its Lease when it has no holder.
+func shardName(m shardgroup.MemberState) string {
+	if m.ID == "" {
+		return "(Lease " + m.Lease + ")"
+	}
+	return m.ID
+}
+
+// shardShare writes the share of the hash space a set covers, "?" when its annotation
+// did not parse.
+func shardShare(s shard.Set, err error) string {
+	if err != nil {
 		return "?"
 	}
-	return fmt.Sprintf("%d/%d", s.Len(), s.Total())
+	return fmt.Sprintf("%.1f%%", 100*s.Fraction())
+}
+
+// shardNamespaces says how many namespaces and objects of the census fall in set, and
+// names the first few.
+func shardNamespaces(v shardView, set shard.Set) string {
+	names := v.namespacesIn(set)
+	t := v.tallyOf(set)
+	s := shardPlural(len(names), "namespace") + ", " + shardPlural(t.objects(), "object")
+	if len(names) > 0 {
+		shown := names[:min(len(names), 5)]
+		s += " (" + strings.Join(shown, ", ")
+		if len(names) > len(shown) {
+			s += ", …"
+		}
+		s += ")"
+	}
+	return s
+}
+
+// shardClaimants says which stale members still list part, and which live ones target
+// it.
+func shardClaimants(members []shardgroup.MemberState, part shard.Set, now time.Time) string {
+	var stale, targets []string
+	for _, m := range members {
+		switch {
+		case m.Stale(now) && m.Acting.Overlaps(part):
+			stale = append(stale, shardName(m))
+		case !m.Stale(now) && m.Target.Overlaps(part):
+			targets = append(targets, shardName(m))
+		}
+	}
+	s := ""
+	if len(stale) > 0 {
+		s += "; claimed by stale " + shardJoin(stale)
+	}
+	if len(targets) > 0 {
+		s += "; target of " + shardJoin(targets)
+	}
+	return s
 }
 
 // shardRenewed says how long ago a member renewed, by this machine's clock.
-func shardRenewed(s shardgroup.MemberState, live bool, now time.Time) string {
+func shardRenewed(s shardgroup.MemberState, now time.Time) string {
 	if s.RenewTime.IsZero() {
 		return "never"
 	}
-	d := now.Sub(s.RenewTime).Round(time.Second)
-	ago := shardDuration(d) + " ago"
-	if d < 0 {
-		ago = shardDuration(-d) + " ahead" // the member's clock is ahead of this one
-	}
-	if !live {
+	ago := shardAgo(now.Sub(s.RenewTime))
+	if s.Stale(now) {
 		return "stale (" + ago + ")"
 	}
 	return ago
+}
+
+// shardAgo writes how long ago something was, "ahead" when the other machine's clock is
+// ahead of this one.
+func shardAgo(d time.Duration) string {
+	d = d.Round(time.Second)
+	if d < 0 {
+		return shardDuration(-d) + " ahead"
+	}
+	return shardDuration(d) + " ago"
 }
 
 // shardDuration writes d, whole seconds, as "42s", "5m3s", "2h5m" or "3d4h".
@@ -380,14 +343,6 @@ func shardDuration(d time.Duration) string {
 		return fmt.Sprintf("%dh%dm", s/3600, s%3600/60)
 	}
 	return fmt.Sprintf("%dd%dh", s/86400, s%86400/3600)
-}
-
-// shardRun writes a run of bucket indexes as a BucketSet does: "12" or "12-15".
-func shardRun(first, last int) string {
-	if first == last {
-		return fmt.Sprint(first)
-	}
-	return fmt.Sprintf("%d-%d", first, last)
 }
 
 // shardJoin writes names as "a", "a and b", "a, b and c".

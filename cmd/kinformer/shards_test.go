@@ -47,21 +47,24 @@ func (s shardCluster) create(resource, apiVersion, kind, ns, name string) {
 	}
 }
 
-// member creates the Lease of a group's member, as shardgroup writes it (lease.go:
-// leaseFor): named <group>-<id>, labelled with the group, the claims and target in
-// annotations, holder, duration and renewal in the spec.
-func (s shardCluster) member(group, id, acting, target string, renewed time.Time) {
+// member creates the Lease of a group's member, as package shardgroup writes it: named
+// <group>-<id>, labelled with the group, the claims and target in annotations, holder,
+// duration and renewal in the spec; extra annotations on top.
+func (s shardCluster) member(group, id, acting, target string, renewed time.Time, extra ...string) {
 	s.t.Helper()
 	info, err := s.c.Discover(context.Background(), "leases")
 	if err != nil {
 		s.t.Fatal(err)
 	}
 	secs, at := int32(15), object.NewMicroTime(renewed)
+	ann := map[string]string{shardgroup.ActingAnnotation: acting, shardgroup.TargetAnnotation: target, shardgroup.IncarnationAnnotation: "i-" + id}
+	for i := 0; i+1 < len(extra); i += 2 {
+		ann[extra[i]] = extra[i+1]
+	}
 	l := &object.Lease{
 		TypeMeta: object.TypeMeta{APIVersion: "coordination.k8s.io/v1", Kind: "Lease"},
 		ObjectMeta: object.ObjectMeta{Namespace: shardgroup.DefaultNamespace, Name: group + "-" + id,
-			Labels:      map[string]string{shardgroup.GroupLabel: group},
-			Annotations: map[string]string{shardgroup.ActingAnnotation: acting, shardgroup.TargetAnnotation: target}},
+			Labels: map[string]string{shardgroup.GroupLabel: group}, Annotations: ann},
 		Spec: object.LeaseSpec{HolderIdentity: &id, LeaseDurationSeconds: &secs, AcquireTime: &at, RenewTime: &at},
 	}
 	if _, err := listwatch.For[*object.Lease](s.c, info, shardgroup.DefaultNamespace).Create(context.Background(), l); err != nil {
@@ -69,20 +72,21 @@ func (s shardCluster) member(group, id, acting, target string, renewed time.Time
 	}
 }
 
-// inBuckets reports whether namespace ns falls in the buckets text names, by the ranges
-// package shardgroup gives them: the test's own placement, independent of shardBucketOf.
-func inBuckets(t *testing.T, ns, text string) bool {
-	t.Helper()
-	set, err := shardgroup.ParseBucketSet(text)
-	if err != nil {
-		t.Fatal(err)
+// slots is the Set text of slots first-last (and more pairs) of 256 equal ones.
+func slots(runs ...int) string {
+	p := shard.EqualPlan(256)
+	var idx []int
+	for i := 0; i+1 < len(runs); i += 2 {
+		for b := runs[i]; b <= runs[i+1]; b++ {
+			idx = append(idx, b)
+		}
 	}
-	return shard.Selector{Field: shard.Namespace, Ranges: set.Ranges()}.Matches(ns)
+	return p.Set(idx...).String()
 }
 
-// Three live members, alpha handing buckets 80-95 over to beta, and a stale one, delta,
-// whose buckets nobody acts on yet: each row counts the namespaces of its acting buckets
-// and what they hold, the unowned row the rest, and the total the cluster.
+// Three live members, alpha handing slots 80-95 over to beta, and a stale one, delta,
+// whose part nobody acts on yet: each row counts the namespaces of its claims and what
+// they hold, the unowned row the rest, and the total the cluster.
 func TestShardsShowsTheGroup(t *testing.T) {
 	leakcheck.Check(t)
 	_, kc := startSim(t, apisim.Options{})
@@ -90,23 +94,30 @@ func TestShardsShowsTheGroup(t *testing.T) {
 	shards := shardsAt(now)
 	s := shardCluster{t, simtest.KubeconfigClient(t, kc)}
 
-	s.member("ctl", "alpha", "256:0-95", "256:0-79", now.Add(-2*time.Second))
-	s.member("ctl", "beta", "256:96-169", "256:80-169", now.Add(-1*time.Second))
-	s.member("ctl", "gamma", "256:170-199,210-255", "256:170-255", now.Add(-3*time.Second))
-	s.member("ctl", "delta", "256:200-209", "256:200-209", now.Add(-75*time.Second))
-	s.member("other", "alpha", "256:0-255", "256:0-255", now) // another group: not shown
+	s.member("ctl", "alpha", slots(0, 95), slots(0, 79), now.Add(-2*time.Second))
+	s.member("ctl", "beta", slots(96, 169), slots(80, 169), now.Add(-1*time.Second))
+	s.member("ctl", "gamma", slots(170, 199, 210, 255), slots(170, 255), now.Add(-3*time.Second))
+	s.member("ctl", "delta", slots(200, 209), slots(200, 209), now.Add(-75*time.Second))
+	s.member("other", "alpha", slots(0, 255), slots(0, 255), now) // another group: not shown
 
-	// Where the namespaces fall, by shardgroup's ranges.
-	for _, p := range []struct{ buckets, namespaces string }{
-		{"256:0-79", "db shop"},
-		{"256:80-95", "auth web"},
-		{"256:96-169", "prod"},
-		{"256:170-199,210-255", "default kube-system payments"},
-		{"256:200-209", "dev"},
+	// Where the namespaces fall.
+	for _, p := range []struct {
+		set        string
+		namespaces string
+	}{
+		{slots(0, 79), "db shop"},
+		{slots(80, 95), "auth web"},
+		{slots(96, 169), "prod"},
+		{slots(170, 199, 210, 255), "default kube-system payments"},
+		{slots(200, 209), "dev"},
 	} {
+		set, err := shard.ParseSet(p.set)
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, ns := range strings.Fields(p.namespaces) {
-			if !inBuckets(t, ns, p.buckets) {
-				t.Fatalf("namespace %s is not in buckets %s: the test's expectations are wrong", ns, p.buckets)
+			if !set.Has(ns) {
+				t.Fatalf("namespace %s is not in %s: the test's expectations are wrong", ns, p.set)
 			}
 		}
 	}
@@ -127,16 +138,19 @@ func TestShardsShowsTheGroup(t *testing.T) {
 	if err := shards(context.Background(), []string{"--shard-group", "ctl", "--kubeconfig", kc}, &out, &errOut); err != nil {
 		t.Fatalf("shards: %v\n%s\n%s", err, &out, &errOut)
 	}
-	want := `MEMBER     RENEWED            ACTING   TARGET   NAMESPACES  DEPLOYMENTS  REPLICASETS  PODS
-alpha      2s ago             96/256   80/256   4           2            2            5
-beta       1s ago             74/256   90/256   1           0            0            2
-delta      stale (1m15s ago)  10/256   10/256   1           0            0            1
-gamma      3s ago             76/256   86/256   3           1            1            2
-(unowned)                     10/256            1           0            0            1
-total                         256/256  256/256  9           3            3            10
+	want := `MEMBER     RENEWED            ACTING  TARGET  NAMESPACES  DEPLOYMENTS  REPLICASETS  PODS
+alpha      2s ago             37.5%   31.2%   4           2            2            5
+beta       1s ago             28.9%   35.2%   1           0            0            2
+delta      stale (1m15s ago)  3.9%    3.9%    1           0            0            1
+gamma      3s ago             29.7%   33.6%   3           1            1            2
+(unowned)                     3.9%            1           0            0            1
+total                         100.0%  100.0%  9           3            3            10
 
-80-95: alpha → beta (2 namespaces, 4 objects)
-200-209: unowned → gamma, claimed by stale delta (1 namespace, 1 object)
+plan: none yet: the members deal equal slices of the space
+balance: the busiest live member acts on 1.80 × the mean of the objects
+hand-over: alpha gives up 2 namespaces, 4 objects (auth, web)
+hand-over: beta waits for 2 namespaces, 4 objects (auth, web)
+unowned: 1 namespace, 1 object (dev); claimed by stale delta; target of gamma
 note: delta has not renewed its Lease within its lease duration (15s): its claims lapse, and it is left out of the total
 `
 	if d := cmp.Diff(strings.Split(want, "\n"), strings.Split(out.String(), "\n")); d != "" {
@@ -147,36 +161,35 @@ note: delta has not renewed its Lease within its lease duration (15s): its claim
 	}
 }
 
-// Two members acting on the same buckets is said loudly, and makes the command fail; a
-// member whose annotation does not parse shows "?" and its error.
+// Two members acting on the same namespaces is said loudly, and makes the command fail;
+// a member whose annotation does not parse shows "?" and its error, and counts as
+// claiming everything; a second process of one ID is marked.
 func TestShardsSaysWhatIsWrong(t *testing.T) {
 	leakcheck.Check(t)
 	_, kc := startSim(t, apisim.Options{})
 	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 	shards := shardsAt(now)
 	s := shardCluster{t, simtest.KubeconfigClient(t, kc)}
-	s.member("broken", "x", "256:0-127", "256:0-127", now)
-	s.member("broken", "y", "256:100-255", "256:128-255", now)
-	s.member("broken", "z", "256:5-3", "256:", now)
+	s.member("broken", "x", slots(0, 127), slots(0, 127), now, shardgroup.ContenderAnnotation, "f00d "+now.Add(-5*time.Second).Format(time.RFC3339))
+	s.member("broken", "y", slots(100, 255), slots(128, 255), now)
+	s.member("broken", "z", "256:5-3", "", now)
+	s.create("namespaces", "v1", "Namespace", "", "infra") // in slot 117: claimed by x and y (and z)
 
 	var out, errOut logbuf.Buffer
 	err := shards(context.Background(), []string{"--shard-group", "broken", "--kubeconfig", kc}, &out, &errOut)
 	t.Logf("shards --shard-group broken:\n%s", &out)
-	if err == nil || exitCode(err) != 1 || !strings.Contains(err.Error(), "28 bucket(s)") {
-		t.Errorf("shards: %v, want an error about 28 buckets acted on twice", err)
+	if err == nil || exitCode(err) != 1 || !strings.Contains(err.Error(), "3 part(s)") {
+		t.Errorf("shards: %v, want an error about 3 parts acted on twice (x-y, x-z, y-z)", err)
 	}
 	for _, want := range []string{
-		"\nz  ", "?  ", // z's row, its acting unknown
-		"\n!! 100-127: acted on by x and y: TWO MEMBERS ACT ON THE SAME NAMESPACES (0 namespaces, 0 objects)\n",
+		"\nz  ", "  ?  ", // z's row, its claims unknown
+		"\n!! x and y both act on 1 namespace, 0 objects (infra): TWO MEMBERS ACT ON THE SAME NAMESPACES\n",
+		"\n!! DUPLICATE ID x: another process (incarnation f00d) runs with this ID and waits for its Lease (marked 5s ago); only the holder acts\n",
 		"\nerror: z (Lease broken-z): " + shardgroup.ActingAnnotation + ": ",
-		"\ntotal  ", " 284/256 ",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the output does not say %q:\n%s", want, &out)
 		}
-	}
-	if strings.Contains(out.String(), "→") {
-		t.Errorf("the conflict shows as a hand-over:\n%s", &out)
 	}
 }
 
@@ -203,6 +216,12 @@ func TestShardsUsage(t *testing.T) {
 	if err == nil || !strings.HasPrefix(err.Error(), "missing --shard-group\n") {
 		t.Errorf("shards without a group: %v", err)
 	}
+	// A group name that could name no group fails before any request, as
+	// controller-manager's flag does.
+	err = run(context.Background(), []string{"shards", "--shard-group", "Bad Name!", "--kubeconfig", kc}, &out, &errOut)
+	if exitCode(err) != 2 || !strings.Contains(err.Error(), "is not a label value") {
+		t.Errorf("shards --shard-group 'Bad Name!': %v (exit %d), want a usage error saying why", err, exitCode(err))
+	}
 
 	// -h shows every flag, and only those the synopsis shows.
 	var help logbuf.Buffer
@@ -221,53 +240,5 @@ func TestShardsUsage(t *testing.T) {
 	}
 	if !strings.Contains(emptyErr.String(), `no members in shard group "none"`) || emptyOut.String() != "" {
 		t.Errorf("an empty group: stdout %q, stderr %q", &emptyOut, &emptyErr)
-	}
-}
-
-// shardBucketOf places a hash in the bucket of package shardgroup's BucketSet that holds
-// it: both edges of every bucket, for divisions that do and do not divide 2^64.
-func TestShardBucketOfIsShardgroups(t *testing.T) {
-	for _, n := range []int{1, 3, 7, 100, 256, 1000, shardgroup.MaxBuckets} {
-		for b := range n {
-			set, err := shardgroup.ParseBucketSet(fmt.Sprintf("%d:%d", n, b))
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := set.Ranges()
-			if len(r) != 1 {
-				t.Fatalf("%s: ranges %v", set, r)
-			}
-			if f, l := shardgroup.BucketOf(r[0].First, n), shardgroup.BucketOf(r[0].Last, n); f != b || l != b {
-				t.Fatalf("n=%d: bucket %d is %+v, whose edges go to buckets %d and %d", n, b, r[0], f, l)
-			}
-		}
-	}
-	for _, ns := range []string{"", "default", "kube-system", "web", "team-a"} {
-		h := shard.Hash(ns)
-		b := shardgroup.BucketOf(h, 256)
-		if !inBuckets(t, ns, fmt.Sprintf("256:%d", b)) {
-			t.Errorf("namespace %q (hash %#x) is not in bucket %d", ns, h, b)
-		}
-	}
-}
-
-// A member in another division is shown in the common one, by the buckets its own touch.
-func TestShardBucketsAcrossDivisions(t *testing.T) {
-	set, err := shardgroup.ParseBucketSet("128:1,3")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := shardBuckets(set, 256)
-	var idx []int
-	for b, in := range got {
-		if in {
-			idx = append(idx, b)
-		}
-	}
-	if d := cmp.Diff([]int{2, 3, 6, 7}, idx); d != "" {
-		t.Errorf("128:1,3 in 256 buckets (-want +got):\n%s", d)
-	}
-	if shardBuckets(shardgroup.BucketSet{}, 256) != nil {
-		t.Error("an unknown set is not nil")
 	}
 }

@@ -14,7 +14,7 @@ import (
 )
 
 // mux serves /metrics, /healthz (the process works: for a leader, its lease is being
-// renewed) and /readyz (its caches are synced: a standby is ready to take over).
+// renewed; for a shard group's member, no hand-over is stuck past its bound) and /readyz (its caches are synced: a standby is ready to take over).
 func (m *Manager) mux() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{}))
@@ -22,6 +22,12 @@ func (m *Manager) mux() *http.ServeMux {
 		if m.elector != nil {
 			if err := m.elector.Check(); err != nil {
 				http.Error(w, fmt.Sprintf("leaderelection: %v", err), http.StatusInternalServerError)
+				return
+			}
+		}
+		if m.shards != nil {
+			if err := m.shards.member.Check(); err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
 				return
 			}
 		}

@@ -171,18 +171,18 @@ func New(ctx context.Context, opts Options) (_ *Manager, err error) {
 	if err != nil {
 		return nil, err
 	}
-	var gate *controllers.Gate
+	// The controllers and their event recorders write through writer: with sharding, a
+	// client that the member's Guard fences, so that no write leaves this process where
+	// the member no longer acts, or once its renew deadline has passed.
+	writer := opts.Client
 	if opts.Sharding != nil {
-		gate = &controllers.Gate{}
-		common.Gate = gate
-	}
-	if err := m.buildControllers(ctx, common); err != nil {
-		return nil, err
-	}
-	if opts.Sharding != nil {
-		if m.shards, err = m.newSharded(gate); err != nil {
+		if m.shards, writer, err = m.newSharded(); err != nil {
 			return nil, err
 		}
+		common.Gate = m.shards.gate
+	}
+	if err := m.buildControllers(ctx, common, writer); err != nil {
+		return nil, err
 	}
 	if opts.LeaderElect {
 		m.leConfig = m.electionConfig()
@@ -229,21 +229,21 @@ func (m *Manager) setUpShared() (controllers.Options, error) {
 }
 
 // buildControllers builds the controllers the options name, each with common and an
-// event recorder of its own, which Run runs.
-func (m *Manager) buildControllers(ctx context.Context, common controllers.Options) error {
+// event recorder of its own, writing through writer, which Run runs.
+func (m *Manager) buildControllers(ctx context.Context, common controllers.Options, writer *listwatch.Client) error {
 	host, _ := os.Hostname()
 	for _, name := range m.opts.Controllers {
 		build, ok := constructors[name]
 		if !ok {
 			return fmt.Errorf("unknown controller %q (known: %s)", name, strings.Join(Known(), ", "))
 		}
-		rec, err := events.NewRecorder(m.opts.Client, events.Options{Component: name + "-controller", Host: host})
+		rec, err := events.NewRecorder(writer, events.Options{Component: name + "-controller", Host: host})
 		if err != nil {
 			return err
 		}
 		copts := common
 		copts.Recorder = rec
-		c, err := build(ctx, m.factory, m.opts.Client, copts)
+		c, err := build(ctx, m.factory, writer, copts)
 		if err != nil {
 			return fmt.Errorf("%s controller: %w", name, err)
 		}

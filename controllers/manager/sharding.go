@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/kinformer/kinformer/controllers"
+	"github.com/kinformer/kinformer/informer"
+	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/shard"
 	"github.com/kinformer/kinformer/shardgroup"
 )
@@ -14,7 +16,7 @@ import (
 // Sharding makes the manager one member of a shard group (package shardgroup): the
 // group's members divide the namespaces between them through their Leases, and this
 // manager caches and reconciles only those it is given, handing them over when members
-// come and go without ever acting in a namespace another member acts in.
+// come and go without ever writing in a namespace another member writes in.
 type Sharding struct {
 	// Group names the group; every member uses the same name. Required.
 	Group string
@@ -25,122 +27,177 @@ type Sharding struct {
 	// LeaseDuration, RenewDeadline and RetryPeriod time the Leases as leader election
 	// does [15 s / 10 s / 2 s].
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+	// HandoverTimeout bounds each hand-over: taking a part over (listing it, waiting for
+	// the caches) and giving one away [shardgroup.DefaultHandoverTimeout].
+	HandoverTimeout time.Duration
 }
 
 // sharded is a manager's part in its shard group: the member, and what it does when the
-// member takes namespaces over or gives them away.
+// member takes namespaces over or gives them away. The member is the one source of
+// truth of what this process acts on: the gate asks it before each sync (Acts), the
+// client of the controllers and their event recorders before each write (Guard);
+// acquire and release only fetch and drop the caches of the parts handed over.
 type sharded struct {
 	m      *Manager
 	member *shardgroup.Member
 	gate   *controllers.Gate
 
 	mu sync.Mutex
-	// owned are the ranges the controllers act on: what the gate lets through.
-	owned []shard.Range
-	// started: the informers run (they start with the first ranges acquired, so that they
+	// cached is the part of the space the informers hold: what the member acts on and
+	// what it is acquiring.
+	cached shard.Set
+	// started: the informers run (they start with the first part acquired, so that they
 	// never list the whole cluster).
 	started bool
 	// runCtx is what the informers run under once started.
 	runCtx context.Context
 }
 
-// newSharded makes the member of the group; the controllers get gate in their options.
-func (m *Manager) newSharded(gate *controllers.Gate) (*sharded, error) {
-	s := &sharded{m: m, gate: gate}
+// newSharded makes the member of the group, the gate that asks it before each sync, and
+// the client, fenced by its Guard, that everything writing for it uses.
+func (m *Manager) newSharded() (*sharded, *listwatch.Client, error) {
+	s := &sharded{m: m}
 	o := m.opts.Sharding
 	member, err := shardgroup.New(m.opts.Client, shardgroup.Options{
 		Group: o.Group, ID: o.ID, Namespace: o.Namespace,
 		LeaseDuration: o.LeaseDuration, RenewDeadline: o.RenewDeadline, RetryPeriod: o.RetryPeriod,
-		Field: shard.Namespace, Acquire: s.acquire, Release: s.release,
+		HandoverTimeout: o.HandoverTimeout,
+		Field:           shard.Namespace, Acquire: s.acquire, Release: s.release, Acting: s.acting, Load: s.load,
 		Logger: m.log, Registerer: m.registry,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("shard group %s: %w", o.Group, err)
+		return nil, nil, fmt.Errorf("shard group %s: %w", o.Group, err)
 	}
 	s.member = member
-	return s, nil
+	s.gate = &controllers.Gate{Owner: member}
+	return s, m.opts.Client.WithGuard(member.Guard()), nil
 }
 
-// selector is the shard of ranges, and whether there is one (a selector without ranges
-// would select everything).
-func selector(ranges []shard.Range) (shard.Selector, bool) {
-	if len(ranges) == 0 {
-		return shard.Selector{}, false
-	}
-	return shard.Selector{Field: shard.Namespace, Ranges: ranges}.Normalize(), true
-}
-
-// owns is the gate's test for ranges: nothing when there are none.
-func owns(ranges []shard.Range) func(string) bool {
-	sel, ok := selector(ranges)
-	if !ok {
-		return func(string) bool { return false }
-	}
-	return sel.Matches
-}
-
-// acquire takes ranges over: the informers list them (the factory's shard grows), and
-// only once the caches hold them does the gate let syncs in, and every Deployment and
-// ReplicaSet there is queued, since they may have changed while another member owned
-// them without an event saying so here.
-func (s *sharded) acquire(ctx context.Context, ranges []shard.Range) error {
+// reshard makes the informers hold part, and returns the channel closed once they do.
+// Only the difference is fetched: a part gained is listed alone, a part lost dropped
+// from the caches without a request (see reflector.Reflector.SetShard).
+func (s *sharded) reshard(part shard.Set) (<-chan struct{}, error) {
 	s.mu.Lock()
-	grown := append(append([]shard.Range(nil), s.owned...), ranges...)
-	sel, _ := selector(grown)
+	defer s.mu.Unlock()
+	sel, ok := part.Selector(shard.Namespace)
+	if !ok {
+		// Nothing to hold. An empty selector would select everything: keep the last
+		// part's caches instead (nothing acts on them) until a part comes again.
+		return closed(), nil
+	}
 	applied, err := s.m.factory.SetShard(sel)
-	if err == nil && !s.started {
+	if err != nil {
+		return nil, err
+	}
+	s.cached = part
+	if !s.started {
 		s.m.factory.Start(s.runCtx)
 		s.started = true
 	}
-	s.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	select {
-	case <-applied:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	if err := s.m.waitForSync(ctx); err != nil {
-		return err
-	}
-	s.m.synced.Store(true)
+	return applied, nil
+}
+
+func closed() <-chan struct{} {
+	ch := make(chan struct{})
+	close(ch)
+	return ch
+}
+
+// acquire takes part over: the informers list it (and only it). The member acts on it,
+// and the gate and the Guard let syncs and writes there through, once this returns.
+// ctx ends at the hand-over's bound: a cache that cannot sync by then (a part too large
+// to list, a server refusing) fails the acquisition, and the caches shrink back.
+func (s *sharded) acquire(ctx context.Context, part shard.Set) error {
 	s.mu.Lock()
-	s.owned = grown
-	s.gate.Widen(owns(grown))
+	before := s.cached
 	s.mu.Unlock()
-	added := owns(ranges)
-	for _, c := range s.m.ctrls {
-		if r, ok := c.(requeuer); ok {
-			r.Requeue(added)
+	applied, err := s.reshard(before.Union(part))
+	if err == nil {
+		select {
+		case <-applied:
+		case <-ctx.Done():
+			err = ctx.Err()
 		}
 	}
+	if err == nil {
+		err = s.m.waitForSync(ctx)
+	}
+	if err != nil {
+		_, _ = s.reshard(before)
+		return fmt.Errorf("caching %s: %w", part, err)
+	}
+	s.m.synced.Store(true)
 	return nil
 }
 
-// release gives ranges away: the gate stops new syncs there at once and waits for the
-// running ones, which is what the member waits for before telling the others. The
-// informers then drop what they no longer need (without waiting for it).
-func (s *sharded) release(ctx context.Context, ranges []shard.Range) error {
+// acting queues every Deployment and ReplicaSet of a part the member now acts on: they
+// may have changed while another member owned them, without an event saying so here,
+// and the events of their listing met a gate that did not let them through yet.
+func (s *sharded) acting(part shard.Set) {
+	for _, c := range s.m.ctrls {
+		if r, ok := c.(requeuer); ok {
+			r.Requeue(part.Has)
+		}
+	}
+}
+
+// release gives part away. The member has already stopped acting there (Acts and the
+// Guard refuse it) and waited for the writes its Guard let through; what is left is the
+// work in flight: the gate cancels the syncs there and waits for them, the controllers
+// forget what they expected there, and the informers drop it. A sync that ignores its
+// cancellation beyond the renew deadline is reported and left: it can write nothing.
+func (s *sharded) release(ctx context.Context, part shard.Set) error {
+	o := s.m.opts.Sharding
+	bound := o.RenewDeadline
+	if bound == 0 {
+		bound = shardgroup.DefaultRenewDeadline
+	}
+	dctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	if err := s.gate.Drain(dctx); err != nil {
+		s.m.log.Warn("handing namespaces over with syncs still running; their writes are refused", "err", err)
+	}
+	for _, c := range s.m.ctrls {
+		if f, ok := c.(forgetter); ok {
+			f.Forget(part.Has)
+		}
+	}
 	s.mu.Lock()
-	kept := shard.Without(s.owned, ranges)
+	kept := s.cached.Minus(part)
 	s.mu.Unlock()
-	if err := s.gate.Narrow(ctx, owns(kept)); err != nil {
-		return err
+	_, err := s.reshard(kept) // nothing waits on it: nothing acts there any more
+	return err
+}
+
+// load counts the objects in the informers' caches by namespace, each informer once:
+// what the member publishes for the group's plan.
+func (s *sharded) load() map[string]int64 {
+	type counter interface{ CountByNamespace() map[string]int }
+	seen := map[informer.Syncer]bool{}
+	out := map[string]int64{}
+	for _, c := range s.m.ctrls {
+		for _, sy := range c.Syncers() {
+			cn, ok := sy.(counter)
+			if !ok || seen[sy] {
+				continue
+			}
+			seen[sy] = true
+			for ns, n := range cn.CountByNamespace() {
+				out[ns] += int64(n)
+			}
+		}
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.owned = kept
-	if sel, ok := selector(kept); ok {
-		// Nothing waits on it: the gate already keeps the controllers out.
-		_, _ = s.m.factory.SetShard(sel)
-	}
-	return nil
+	return out
 }
 
 // requeuer is a controller that can queue every object of its own in some namespaces.
 type requeuer interface {
 	Requeue(owns func(namespace string) bool)
+}
+
+// forgetter is a controller that can drop what it expects of namespaces handed away.
+type forgetter interface {
+	Forget(gone func(namespace string) bool)
 }
 
 // Member is the manager's member of its shard group, nil without Sharding.
@@ -154,8 +211,8 @@ func (m *Manager) Member() *shardgroup.Member {
 // run takes part in the group and runs the workers, until ctx ends. The workers start at
 // once: the gate keeps them out of every namespace until the group gives this member
 // some. On ctx's end (SIGTERM) the member releases everything, which waits for the syncs
-// in flight (they finish under syncCtx), then deletes its Lease so the others take over
-// at once; the workers stop taking keys meanwhile.
+// in flight, then deletes its Lease so the others take over at once; the workers stop
+// taking keys meanwhile.
 func (s *sharded) run(ctx, syncCtx context.Context) error {
 	s.mu.Lock()
 	s.runCtx = ctx
