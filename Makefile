@@ -29,7 +29,7 @@ FUZZ_TARGETS := \
 	./shard:FuzzParse:200000 \
 	./shard:FuzzParseSet:150000
 
-.PHONY: run test check-fmt vet unit fuzz e2e chaos cluster-bin cluster bench bench-full bench-micro bench-compare lint
+.PHONY: run test check-fmt vet unit fuzz e2e chaos cluster-bin cluster bench bench-full bench-micro bench-compare bench-shards lint
 
 run:
 	$(GO) run ./cmd/kinformer demo
@@ -90,6 +90,11 @@ bench:
 
 bench-full: cluster-bin
 	$(GO) run ./bench/cmd/benchharness -plan full $(if $(BEFORE),-before $(BEFORE))
+
+# Objects listed per change of a shard group's membership, against objects moved:
+# bench/results/sharded.md.
+bench-shards:
+	$(GO) run ./bench/cmd/shardbench -out bench/results/sharded.md
 
 # In-process Go benchmarks of each package (decode, FIFO, queue, ...).
 bench-micro:

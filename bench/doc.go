@@ -56,6 +56,15 @@
 //	go run ./bench/cmd/kinformer-runner -server http://127.0.0.1:18080 -scenario sync \
 //	    -resource pods -shards 4 -shard 0
 //
+// # Resharding by the difference
+//
+// bench/cmd/shardbench (make bench-shards, about 15 s) runs sharded controller managers
+// in one process against the in-memory apiserver and changes the group's membership (a
+// member joins, another, one leaves): for each change it reports the objects the members
+// listed against the objects whose owner changed, what relisting every changed part
+// whole would have cost, and the balance after it. bench/results/sharded.md is its
+// output.
+//
 // # A million pods
 //
 // sync-1m-pods (make bench-full) is the sync of 1,000,000 pods in 1,000 namespaces,

@@ -293,11 +293,11 @@ func (r *Report) shardedTable(b *strings.Builder) (ids []string) {
 	}
 	fmt.Fprintf(b, "### Initial sync of 100k pods in 1,000 namespaces, split over %s shards\n\n", over)
 	b.WriteString("kinformer only: client-go has no sharding. Each run is one instance of N, a runner caching shard 0: " +
-		"the part of the namespaces' hash space (FNV-1a) that shard.Assign over members \"0\" … \"N-1\" and 256 buckets gives member \"0\". " +
+		"the part of the namespaces' hash space (FNV-1a) that shard.Assign over members \"0\" … \"N-1\" gives member \"0\" (256 equal slots of the space, dealt by rendezvous hashing within 1.1 × the mean). " +
 		"The server filters by the informer's shardSelector and echoes it in metadata.shardInfo, as kube-apiserver 1.36 with the ShardedListAndWatch gate; " +
 		"where it ignores the selector, as without the gate, the informer drops the other shards itself. " +
 		"Heap per instance is the runner's whole live heap after GC, not per object: the goal is about 1/N of the one-shard instance's, " +
-		"or rather the shard's share of the pods (objects ÷ the 1-shard's), since the buckets do not split the space exactly evenly.\n\n")
+		"or rather the shard's share of the pods (objects ÷ the 1-shard's), since whole slots cannot split the space exactly evenly.\n\n")
 	b.WriteString("| shards | objects cached | time to synced (s) | heap per instance after GC (MB) | heap ÷ the 1-shard heap | objects ÷ the 1-shard's | peak RSS (MB) |\n")
 	b.WriteString("| --- | --- | --- | --- | --- | --- | --- |\n")
 	spread := func(s Spread) string {
