@@ -84,11 +84,8 @@ func (r *runner) reap() {
 	switch {
 	case cb.kind == acquireCall && cb.err == nil:
 		r.acquiring, r.acting = shard.Set{}, r.acting.Union(cb.part)
+		r.fresh = r.fresh.Union(cb.part)
 		r.m.log.Info("acting", "part", cb.part.String(), "took", took)
-		if r.o.Acting != nil {
-			r.publish(member{}) // Acts is true there before the callback queues work
-			r.o.Acting(cb.part)
-		}
 	case cb.kind == acquireCall:
 		// Nothing was started: give the claims up, and try again later.
 		r.acquiring = shard.Set{}

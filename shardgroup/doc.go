@@ -15,7 +15,7 @@
 //
 // # Who gets what
 //
-// The group's plan (the Lease named <group>, labelled shard.kinformer.io/role=plan)
+// The group's plan (the Lease named <group>.plan, labelled shard.kinformer.io/role=plan)
 // cuts the space into slots where the load is (shard.PlanFor): numbered namespaces, which
 // FNV-1a crowds into one 256th of the space, end up in slots of their own. A member's
 // target is what shard.Plan.Assign gives its ID among the live members' IDs, so members

@@ -183,7 +183,7 @@ func (m *Member) Check() error {
 	switch {
 	case s.stuck != "":
 		return fmt.Errorf("shardgroup %s: member %s gave everything up: %s", m.opts.Group, m.opts.ID, s.stuck)
-	case s.call != "" && now.Sub(s.callSince) > m.opts.HandoverTimeout+m.opts.RetryPeriod:
+	case s.call != "" && now.Sub(s.callSince) > m.opts.HandoverTimeout+2*m.opts.RetryPeriod:
 		return fmt.Errorf("shardgroup %s: member %s: %s has run for %v (bound %v)", m.opts.Group, m.opts.ID, s.call,
 			now.Sub(s.callSince).Round(time.Millisecond), m.opts.HandoverTimeout)
 	case s.status.State == StateMember && !s.acting.IsEmpty() && now.Sub(s.validUntil) > m.opts.RetryPeriod:

@@ -29,7 +29,8 @@ const (
 )
 
 // The Lease vocabulary of a group. A member's Lease is named <group>-<id>; the group's
-// plan is the Lease named <group>.
+// plan is the Lease named <group>.plan (a name no member's can take: an ID cannot begin
+// with a dot).
 const (
 	// GroupLabel holds the group's name on every member's Lease and on its plan: the
 	// group is the Leases a label selector on it lists.
@@ -212,6 +213,9 @@ func (o Options) validate() error {
 
 // leaseName is the name of member id's Lease in group.
 func leaseName(group, id string) string { return group + "-" + id }
+
+// planName is the name of group's plan.
+func planName(group string) string { return group + ".plan" }
 
 func isAlnum(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'

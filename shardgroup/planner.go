@@ -81,7 +81,7 @@ func (r *runner) writePlan(ctx context.Context, cur *object.Lease, p shard.Plan)
 	if cur == nil {
 		l := &object.Lease{
 			TypeMeta:   object.TypeMeta{APIVersion: "coordination.k8s.io/v1", Kind: "Lease"},
-			ObjectMeta: object.ObjectMeta{Namespace: r.o.Namespace, Name: r.o.Group},
+			ObjectMeta: object.ObjectMeta{Namespace: r.o.Namespace, Name: planName(r.o.Group)},
 		}
 		setLabel(l, GroupLabel, r.o.Group)
 		setLabel(l, RoleLabel, "plan")

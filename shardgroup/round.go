@@ -18,7 +18,7 @@ func (r *runner) round() state {
 	switch {
 	case !now.Before(r.own.Deadline()):
 		return r.lose("the Lease was not renewed within RenewDeadline")
-	case r.cb != nil && now.Sub(r.cb.start) >= r.o.HandoverTimeout:
+	case r.cb != nil && now.Sub(r.cb.start) >= r.stuckAfter():
 		r.stuck = fmt.Sprintf("%s of %s has run for %v, past HandoverTimeout (%v), and has not returned",
 			r.cb.kind, r.cb.part, now.Sub(r.cb.start).Round(time.Millisecond), r.o.HandoverTimeout)
 		return r.lose(r.stuck)

@@ -82,11 +82,28 @@ func (m *Member) Run(ctx context.Context) error {
 	for s != nil {
 		s = r.step(s)
 		r.publish(s)
+		r.announce(s)
 		if s != nil {
 			r.wait(s)
 		}
 	}
 	return r.err
+}
+
+// announce hands Options.Acting the parts the member has begun acting on, once the
+// snapshot that lets them through is published; a member that lost meanwhile announces
+// nothing (it releases them).
+func (r *runner) announce(s state) {
+	fresh := r.fresh
+	r.fresh = shard.Set{}
+	switch s.(type) {
+	case member, leaving:
+	default:
+		return
+	}
+	if part := fresh.Intersect(r.acting); !part.IsEmpty() && r.o.Acting != nil {
+		r.o.Acting(part)
+	}
 }
 
 // runner is the state of one Run. Only Run's goroutine touches it, but for view and wake,
@@ -105,6 +122,7 @@ type runner struct {
 	// what a Release failed for (work may still run there), since unreleasedSince.
 	acting, acquiring, releasing, unreleased shard.Set
 	unreleasedSince                          time.Time
+	fresh                                    shard.Set // acted on since the last announce
 
 	published shard.Set // the claims of the last successful write, in this incarnation
 	pubTarget shard.Set // and its target
@@ -240,7 +258,7 @@ func (r *runner) wait(s state) {
 	case member, leaving:
 		next = minTime(next, r.own.Deadline())
 		if r.cb != nil {
-			next = minTime(next, r.cb.start.Add(r.o.HandoverTimeout))
+			next = minTime(next, r.cb.start.Add(r.stuckAfter()))
 		}
 		if !r.unreleased.IsEmpty() {
 			next = minTime(next, r.unreleasedSince.Add(r.o.HandoverTimeout))
@@ -279,6 +297,10 @@ func (r *runner) wait(s state) {
 	r.m.idle.Store(false)
 	r.m.wakes.Add(1)
 }
+
+// stuckAfter is how long a callback may run before the member gives everything up: its
+// bound, and a round for a callback that returns at its deadline to be taken in.
+func (r *runner) stuckAfter() time.Duration { return r.o.HandoverTimeout + r.o.RetryPeriod }
 
 func minTime(a, b time.Time) time.Time {
 	if b.Before(a) {

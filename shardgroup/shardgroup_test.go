@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -598,4 +599,33 @@ func TestPlanBalancesByLoad(t *testing.T) {
 		t.Errorf("the plan was cut again (%v) or the group moved", n)
 	}
 	t.Logf("balanced after %v: busiest %.2f × the mean", took, shard.Balance(a, points))
+}
+
+// Options.Acting hears of a part once Acts and the Guard let it through, never before:
+// a controller that queues its keys there must find the gate open.
+func TestActingIsAnnouncedOnceOpen(t *testing.T) {
+	h := newHarness(t)
+	var mu sync.Mutex
+	var heard []string
+	h.start("a", func(o *Options) {
+		o.Acting = func(part shard.Set) {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, ns := range sampleNamespaces {
+				if part.Has(ns) && !h.member("a").m.Acts(ns) {
+					heard = append(heard, "closed "+ns)
+					return
+				}
+			}
+			heard = append(heard, fmt.Sprintf("%.3f", part.Fraction()))
+		}
+	})
+	h.until(time.Minute, "a converged", func() bool { return h.converged("a") })
+	h.start("b")
+	h.until(time.Minute, "a, b converged", func() bool { return h.converged("a", "b") })
+	mu.Lock()
+	defer mu.Unlock()
+	if d := cmp.Diff([]string{"1.000"}, heard); d != "" {
+		t.Errorf("a heard (-want +got):\n%s", d)
+	}
 }

@@ -124,7 +124,7 @@ func transitionScenarios() map[string]func(tr *trun) state {
 		},
 		"Member: an Acquire or Release has run past HandoverTimeout": func(tr *trun) state {
 			s := tr.joined()
-			tr.stuckCallback(DefaultHandoverTimeout)
+			tr.stuckCallback(DefaultHandoverTimeout + DefaultRetryPeriod)
 			return s
 		},
 		"Member: a Release has kept failing for HandoverTimeout": func(tr *trun) state {
