@@ -96,7 +96,7 @@ func (b *Base[T]) Requeue(owns func(namespace string) bool) {
 // Forget drops the expectations and the read-your-writes records of every object in the
 // namespaces gone accepts: what a sharded controller manager does with namespaces it has
 // handed to another process, once its Gate no longer lets syncs in there (after
-// Gate.Narrow), so that no sync of this process records anew. This process will not
+// Gate.Drain), so that no sync of this process records anew. This process will not
 // observe what the other one writes there: kept, the records would hold back the syncs
 // of a namespace that comes back (until the expectations' TTL, or until the cache shows
 // a write long superseded), and would never go otherwise.

@@ -131,7 +131,7 @@ func (g *Gate) expire() {
 }
 
 // cancelLocked cancels the syncs in namespaces the Owner no longer acts in, and returns
-// how many there are.
+// their namespaces, one for each sync.
 func (g *Gate) cancelLocked() (gone []string) {
 	for ns, syncs := range g.running {
 		if g.Owner.Acts(ns) {

@@ -97,7 +97,8 @@ type WorkerPool struct {
 // Run starts workers goroutines and blocks until ctx ends and every worker has finished
 // the sync it was doing. Syncs run under syncCtx, not ctx: a shutdown (ctx) lets the syncs
 // in flight complete, so a leader handing over leaves nothing half-done, while ending
-// syncCtx aborts them, as a leader that lost its lease must.
+// syncCtx aborts them, as a leader that lost its lease must. (A Gate cancels the syncs
+// in namespaces its owner gave away: a shard group's member hands them over at once.)
 func (p *WorkerPool) Run(ctx, syncCtx context.Context, workers int) {
 	if workers < 1 {
 		workers = 1

@@ -53,7 +53,7 @@ func (c *armedClock) awaitWait(t *testing.T) time.Duration {
 	}
 }
 
-// A leader frozen past its renew deadline (SIGSTOP, a suspended VM) knows on waking,
+// A leader frozen past its renew deadline (SIGSTOP, a long pause) knows on waking,
 // before its loop has run: IsLeader and Check read the elector's clock when called.
 // Here the freeze is a step of a fake clock while the leader's renewal hangs on the
 // server. The fake clock runs its due timers in order, already at its new time; a probe

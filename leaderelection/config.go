@@ -57,7 +57,7 @@ type Config struct {
 	// Clock is the only time the elector reads: its waits, the timeouts of its requests,
 	// its renew deadline and its view of other holders' expiry. nil means clock.Real,
 	// whose readings carry Go's monotonic clock, so a process frozen past its renew
-	// deadline (SIGSTOP, a suspended VM) stops leading the moment it wakes.
+	// deadline (SIGSTOP, a long pause) stops leading the moment it wakes.
 	Clock clock.Clock
 }
 

@@ -32,7 +32,7 @@
 //
 // The elector reads time only through Config.Clock. IsLeader and Check judge the renew
 // deadline on it whenever they are called, so with the real clock, whose readings carry
-// Go's monotonic clock, a process frozen past its deadline (SIGSTOP, a suspended VM)
+// Go's monotonic clock, a process frozen past its deadline (SIGSTOP, a long pause)
 // reports that it does not lead the moment it wakes, before its loop has run.
 //
 // An Elector also serves the process's /healthz (Check) and /metrics (the gauge

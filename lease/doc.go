@@ -11,7 +11,8 @@
 //   - Own is a process's own Lease: every write names the resourceVersion it read, so a
 //     write never overwrites another writer's (the apiserver answers Conflict, and Own
 //     reads again); and it times the renewals on the process's monotonic clock, so a
-//     process frozen past its deadline (SIGSTOP, a suspended VM) knows it on waking.
+//     process frozen past its deadline (SIGSTOP, a long pause) knows it on waking
+//     (Linux's monotonic clock stops during a suspend of the whole machine, though).
 //   - Expiry judges other processes' Leases: from when this process saw each one change,
 //     on its own clock, plus the duration the Lease declares. The renewTime inside was
 //     written by another machine's clock and is never compared with this one's.

@@ -58,9 +58,9 @@ func (t Timing) Validate() error {
 	if t.LeaseDuration <= t.RenewDeadline {
 		errs = append(errs, fmt.Errorf("LeaseDuration (%v) must be greater than RenewDeadline (%v)", t.LeaseDuration, t.RenewDeadline))
 	}
-	// The first renewal attempt starts a jittered RetryPeriod after the last success and
-	// must have time to finish before the deadline: client-go's bound, so any timing it
-	// accepts works here too. Surviving failed renewals takes more: every further attempt
+	// The first renewal attempt starts a RetryPeriod (and, for leader election, its
+	// jitter) after the last success and must have time to finish before the deadline:
+	// client-go's bound, so any timing it accepts works here too. Surviving failed renewals takes more: every further attempt
 	// needs one more RetryPeriod (the defaults allow five).
 	if limit := t.RetryPeriod + t.MaxJitter(); t.RenewDeadline <= limit {
 		errs = append(errs, fmt.Errorf("RenewDeadline (%v) must be greater than RetryPeriod with its jitter (%v)", t.RenewDeadline, limit))

@@ -91,10 +91,10 @@ func bucket(b, n int) Range {
 }
 
 // PlanFor cuts the space into about n slots (DefaultBuckets if n < 1; never more than
-// 2n, nor more than the points) of about equal load, where points say the load is: a slot ends halfway between the hash of its last
-// point and the next one's, so a namespace created later falls on the side of the
-// nearer one; a point heavier than an n-th of the whole is a slot of its own. Without
-// any load it is EqualPlan(n).
+// 2n, nor more than the points) of about equal load, where points say the load is: a
+// slot ends halfway between the hash of its last point and the next one's, so a
+// namespace created later falls on the side of the nearer one; a point heavier than an
+// n-th of the whole is a slot of its own. Without any load it is EqualPlan(n).
 //
 // Every process that makes a plan from the same points makes the same one.
 func PlanFor(points []Point, n int) Plan {

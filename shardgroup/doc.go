@@ -107,8 +107,9 @@
 // unless it judged A's Lease expired. That takes B seeing the Lease unchanged for
 // LeaseDuration, counted from a moment after A's last renewal was stored, so after A
 // started it; and A's Guard refuses everything from RenewDeadline after that start,
-// whether or not A's goroutines run (a process frozen by SIGSTOP, a long GC pause or a
-// suspended VM wakes to a clock that counted the frozen time). The clocks are assumed to
+// whether or not A's goroutines run (a process frozen by SIGSTOP or a long pause wakes
+// to a monotonic clock that counted the frozen time; a machine suspended whole may not,
+// since Linux's CLOCK_MONOTONIC stops during a system suspend). The clocks are assumed to
 // run at the same rate, not to agree. Two members writing claims together are the same
 // case: at most one of the two reads that follow the writes misses the other's claim.
 //

@@ -115,6 +115,8 @@ func (m *Member) drain(ctx context.Context, part shard.Set, all bool) error {
 	for {
 		f.mu.Lock()
 		var busy []string
+		// Sharded by UID, a write's namespace says nothing of its part: wait for all.
+		all = all || m.opts.Field != shard.Namespace
 		for key, n := range f.n {
 			if n > 0 && (all || key != "" && part.Has(key)) {
 				busy = append(busy, key)

@@ -23,8 +23,10 @@ func (r *runner) round() state {
 			r.cb.kind, r.cb.part, now.Sub(r.cb.start).Round(time.Millisecond), r.o.HandoverTimeout)
 		return r.lose(r.stuck)
 	case !r.unreleased.IsEmpty() && now.Sub(r.unreleasedSince) >= r.o.HandoverTimeout:
-		return r.lose(fmt.Sprintf("Release of %s has failed for %v, past HandoverTimeout", r.unreleased,
-			now.Sub(r.unreleasedSince).Round(time.Millisecond)))
+		// Checked (unhealthy) until the last Release returns.
+		r.stuck = fmt.Sprintf("Release of %s has failed for %v, past HandoverTimeout (%v)", r.unreleased,
+			now.Sub(r.unreleasedSince).Round(time.Millisecond), r.o.HandoverTimeout)
+		return r.lose(r.stuck)
 	}
 	var s state = member{}
 	if r.leaving {

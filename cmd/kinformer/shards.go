@@ -48,7 +48,7 @@ func (t *shardTally) add(u shardTally) {
 
 func (t shardTally) objects() int { return t[1] + t[2] + t[3] }
 
-// run prints a shard group as package shardgroup's Members reads it, against the
+// run prints a shard group as package shardgroup's ReadGroup reads it, against the
 // cluster's namespaces and objects, which it lists (paginated) cluster-wide.
 func (r shardsRun) run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cmd := shardsCommand()

@@ -43,9 +43,6 @@ type sharded struct {
 	gate   *controllers.Gate
 
 	mu sync.Mutex
-	// cached is the part of the space the informers hold: what the member acts on and
-	// what it is acquiring.
-	cached shard.Set
 	// started: the informers run (they start with the first part acquired, so that they
 	// never list the whole cluster).
 	started bool
@@ -89,7 +86,6 @@ func (s *sharded) reshard(part shard.Set) (<-chan struct{}, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.cached = part
 	if !s.started {
 		s.m.factory.Start(s.runCtx)
 		s.started = true
@@ -108,9 +104,10 @@ func closed() <-chan struct{} {
 // ctx ends at the hand-over's bound: a cache that cannot sync by then (a part too large
 // to list, a server refusing) fails the acquisition, and the caches shrink back.
 func (s *sharded) acquire(ctx context.Context, part shard.Set) error {
-	s.mu.Lock()
-	before := s.cached
-	s.mu.Unlock()
+	// What the member acts on, not what the caches happen to hold: a part cached since
+	// the member gave it up (a member that gave everything up keeps its last caches, see
+	// reshard) is dropped now.
+	before := s.member.Status().Acting
 	applied, err := s.reshard(before.Union(part))
 	if err == nil {
 		select {
@@ -162,10 +159,8 @@ func (s *sharded) release(ctx context.Context, part shard.Set) error {
 			f.Forget(part.Has)
 		}
 	}
-	s.mu.Lock()
-	kept := s.cached.Minus(part)
-	s.mu.Unlock()
-	_, err := s.reshard(kept) // nothing waits on it: nothing acts there any more
+	// The member acts on part no more: what it acts on is what the caches keep.
+	_, err := s.reshard(s.member.Status().Acting.Minus(part))
 	return err
 }
 
