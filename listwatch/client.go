@@ -173,18 +173,23 @@ func (c *Client) send(ctx context.Context, r request) (*http.Response, error) {
 		}
 		// Asked at every attempt, just before it goes: the moment that counts for a
 		// process that may have been frozen since the request was made.
-		done, err := c.admit(r)
+		req, done, cancel, err := c.admit(req, r)
 		if err != nil {
 			return nil, err
 		}
 		resp, err := c.http.Do(req)
 		done()
 		if err != nil {
-			if ctx.Err() != nil {
+			cancel()
+			switch {
+			case ctx.Err() != nil:
 				return nil, ctx.Err()
+			case req.Context().Err() != nil:
+				return nil, fmt.Errorf("%s %s: not answered while its guard allowed it: %w", r.method, r.path, req.Context().Err())
 			}
 			return nil, c.requestError(r, err)
 		}
+		resp.Body = cancelOnClose{resp.Body, cancel}
 		if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 			return resp, nil
 		}

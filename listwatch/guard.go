@@ -1,9 +1,12 @@
 package listwatch
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // A Guard vets every request that would change the cluster (POST, PUT, PATCH, DELETE) at
@@ -15,8 +18,11 @@ import (
 type Guard interface {
 	// Admit is asked before w is sent. An error refuses it: nothing is sent and the
 	// caller gets the error, wrapped. Otherwise done must be called once the request is
-	// over: the server has answered it or it has failed.
-	Admit(w Write) (done func(), err error)
+	// over: the server has answered it or it has failed; and within, when above zero, is
+	// how long the guard's leave lasts: the attempt is cancelled if it has not been
+	// answered by then (a connection being set up, a server that hangs), so that it
+	// cannot go on the wire later.
+	Admit(w Write) (done func(), within time.Duration, err error)
 }
 
 // Write is a mutating request as a Guard sees it.
@@ -93,14 +99,32 @@ func writeOf(method, path string) Write {
 	return w
 }
 
-// admit asks the client's guard about r, if it has one and r changes something.
-func (c *Client) admit(r request) (done func(), err error) {
+// admit asks the client's guard about r, if it has one and r changes something, and
+// returns what to call once the attempt is over and the context to send it with: req's,
+// bounded by the guard's leave. cancel must be called once the answer has been read.
+func (c *Client) admit(req *http.Request, r request) (sent *http.Request, done, cancel func(), err error) {
 	if c.guard == nil || !mutating(r.method) {
-		return func() {}, nil
+		return req, func() {}, func() {}, nil
 	}
-	done, err = c.guard.Admit(writeOf(r.method, r.path))
+	done, within, err := c.guard.Admit(writeOf(r.method, r.path))
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: not sent: %w", r.method, r.path, err)
+		return nil, nil, nil, fmt.Errorf("%s %s: not sent: %w", r.method, r.path, err)
 	}
-	return done, nil
+	if within <= 0 {
+		return req, done, func() {}, nil
+	}
+	ctx, cancelCtx := context.WithTimeout(req.Context(), within)
+	return req.WithContext(ctx), done, cancelCtx, nil
+}
+
+// cancelOnClose ends a request's own context once its body is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel func()
+}
+
+func (b cancelOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
 }

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -18,27 +19,28 @@ import (
 // recordingGuard admits writes outside namespace "theirs", and records what it was
 // asked and how many of its admissions are still open.
 type recordingGuard struct {
-	mu    sync.Mutex
-	asked []listwatch.Write
-	open  int
+	mu     sync.Mutex
+	asked  []listwatch.Write
+	open   int
+	within time.Duration // the leave it gives
 }
 
 var errNotOurs = errors.New("not ours")
 
-func (g *recordingGuard) Admit(w listwatch.Write) (func(), error) {
+func (g *recordingGuard) Admit(w listwatch.Write) (func(), time.Duration, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	w.Path = ""
 	g.asked = append(g.asked, w)
 	if w.Namespace == "theirs" {
-		return nil, errNotOurs
+		return nil, 0, errNotOurs
 	}
 	g.open++
 	return func() {
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		g.open--
-	}, nil
+	}, g.within, nil
 }
 
 // A guarded client asks its Guard about every mutating request, each attempt of it (a

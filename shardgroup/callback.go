@@ -2,6 +2,7 @@ package shardgroup
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"time"
@@ -57,11 +58,14 @@ func (r *runner) call(kind callKind, part shard.Set, ctx context.Context, cancel
 			cb.err = invoke(ctx, r.o.Acquire, part)
 			return
 		}
-		if err := r.m.drain(ctx, part, cb.final); err != nil {
-			cb.err = err
+		err := r.m.drain(ctx, part, cb.final)
+		if err != nil && !final {
+			cb.err = err // called again at the next round
 			return
 		}
-		cb.err = invoke(ctx, r.o.Release, part)
+		// After a loss Release is called whatever: it is the one chance to stop the
+		// work, and what is still in flight is reported with its error.
+		cb.err = errors.Join(err, invoke(ctx, r.o.Release, part))
 	}()
 }
 

@@ -51,14 +51,15 @@
 //	Member    a round: read, release, acquire, claim, renew                            → Member
 //	Member    RenewDeadline has passed since the start of the last renewal             → Lost
 //	Member    its Lease was deleted, or another process took it over                   → Lost
-//	Member    an Acquire or Release has run past HandoverTimeout                       → Lost
+//	Member    an Acquire or Release has run a round past HandoverTimeout               → Lost
 //	Member    a Release has kept failing for HandoverTimeout                           → Lost
 //	Member    Run's context has ended                                                  → Leaving
 //	Leaving   a round, still handing over                                              → Leaving
 //	Leaving   everything released, an empty claim written: the Lease is deleted        → Stopped
 //	Leaving   RenewDeadline has passed since the start of the last renewal             → Lost
 //	Lost      the callback it stopped has not returned                                 → Lost
-//	Lost      everything is released (the last Release returned, or its time ran out)  → Joining
+//	Lost      everything is released, but its claims still stand for the others        → Lost
+//	Lost      everything is released, and its claims have lapsed                       → Joining
 //	Lost      Run's context had ended                                                  → Stopped (error)
 //
 // A member's round, every RetryPeriod and at once when its watch on the group's Leases

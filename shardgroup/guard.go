@@ -41,10 +41,12 @@ func (e *FencedError) Error() string {
 // Anything else is refused with a *FencedError and counted
 // (shardgroup_fenced_writes_total).
 //
-// The writes it lets through are tracked until answered: before Release is called for a
-// part, the member waits until none is in flight there, so that once it tells the others
-// they may take over, nothing it sent can still be on its way. A write already on the
-// wire when the process froze is the one thing no client-side check can recall.
+// The writes it lets through are tracked until answered, and each is cancelled if not
+// answered by the deadline: before Release is called for a part, the member waits until
+// none is in flight there, so that once it tells the others they may take over, nothing
+// it sent can still be on its way. A write already on the wire when the process froze (or
+// one the server still holds when its request is cancelled) is the one thing no
+// client-side check can recall: the margin LeaseDuration − RenewDeadline absorbs it.
 //
 // Sharding by UID (Field shard.UID) fences writes by the deadline only: a request's
 // path names no uid.
@@ -52,7 +54,7 @@ func (m *Member) Guard() listwatch.Guard { return guard{m} }
 
 type guard struct{ m *Member }
 
-func (g guard) Admit(w listwatch.Write) (func(), error) {
+func (g guard) Admit(w listwatch.Write) (func(), time.Duration, error) {
 	m := g.m
 	m.writes.mu.Lock()
 	defer m.writes.mu.Unlock()
@@ -64,14 +66,16 @@ func (g guard) Admit(w listwatch.Write) (func(), error) {
 	key := w.Namespace
 	switch {
 	case !s.validUntil.IsZero() && !now.Before(s.validUntil):
-		return nil, m.fenced(w, now.Sub(s.validUntil)+time.Nanosecond)
+		return nil, 0, m.fenced(w, now.Sub(s.validUntil)+time.Nanosecond)
 	case s.validUntil.IsZero() || s.acting.IsEmpty():
-		return nil, m.fenced(w, 0)
+		return nil, 0, m.fenced(w, 0)
 	case m.opts.Field == shard.Namespace && key != "" && !s.acting.Has(key):
-		return nil, m.fenced(w, 0)
+		return nil, 0, m.fenced(w, 0)
 	}
 	m.writes.n[key]++
-	return sync.OnceFunc(func() { m.writes.done(key) }), nil
+	// The write may take until the deadline to go out and be answered, not longer: one
+	// still waiting for a connection then must not be sent after it.
+	return sync.OnceFunc(func() { m.writes.done(key) }), s.validUntil.Sub(now), nil
 }
 
 func (m *Member) fenced(w listwatch.Write, late time.Duration) error {

@@ -453,7 +453,7 @@ var sampleNamespaces = func() []string {
 
 // admits reports whether tm's Guard would let a write in namespace ns go out now.
 func admits(tm *tmember, ns string) bool {
-	done, err := tm.m.Guard().Admit(listwatch.Write{Method: http.MethodPost, Namespace: ns, Resource: "pods"})
+	done, _, err := tm.m.Guard().Admit(listwatch.Write{Method: http.MethodPost, Namespace: ns, Resource: "pods"})
 	if err != nil {
 		return false
 	}

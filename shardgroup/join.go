@@ -20,8 +20,10 @@ var (
 
 // read lists the group's Leases with a consistent read (resourceVersion ""), the newest
 // state etcd has, and records them. It returns whether it could, and this member's own
-// Lease as listed (nil when absent).
+// Lease as listed (nil when absent); readAt is when the read began, the moment the
+// round judges expiry at.
 func (r *runner) read(ctx context.Context) (ok bool, own *object.Lease) {
+	r.readAt = r.o.Clock.Now()
 	list, err := r.m.leases.List(ctx, listwatch.ListOptions{LabelSelector: GroupLabel + "=" + r.o.Group})
 	if err != nil {
 		r.m.log.Debug("listing the group's Leases", "err", err)
@@ -56,8 +58,8 @@ func (r *runner) join() state {
 	if !ok {
 		return joining{}
 	}
-	r.updateTarget(r.view.peers())
-	if inc, _, held := r.view.predecessor(); held {
+	r.updateTarget(r.view.peers(r.readAt))
+	if inc, _, held := r.view.predecessor(r.readAt); held {
 		return r.startWaiting(inc)
 	}
 	out, err := r.own.Write(ctx, r.take)
@@ -72,7 +74,7 @@ func (r *runner) join() state {
 		r.err = err
 		return nil
 	case errors.Is(err, errHeld):
-		inc, _, _ := r.view.predecessor()
+		inc, _, _ := r.view.predecessor(r.o.Clock.Now())
 		return r.startWaiting(inc)
 	}
 	r.m.log.Debug("writing the Lease", "err", err)
@@ -91,9 +93,10 @@ func (r *runner) take(cur *object.Lease) (*object.Lease, error) {
 			return nil, err
 		}
 		// A version newer than the list (the write was retried after a conflict) is
-		// judged as the list's would be.
+		// judged as the list's would be. Judged late is safe here: the write names the
+		// version read, so a renewal stored since makes it fail.
 		r.view.observe(cur)
-		if _, _, held := r.view.predecessor(); held {
+		if _, _, held := r.view.predecessor(r.o.Clock.Now()); held {
 			return nil, errHeld
 		}
 	}
@@ -144,8 +147,8 @@ func (r *runner) waitFor(s waiting) state {
 	if ok, _ := r.read(ctx); !ok {
 		return s
 	}
-	r.updateTarget(r.view.peers())
-	inc, _, held := r.view.predecessor()
+	r.updateTarget(r.view.peers(r.readAt))
+	inc, _, held := r.view.predecessor(r.readAt)
 	if !held {
 		r.m.log.Info("the other process's Lease is gone or expired: joining", "lease", r.m.name)
 		r.again = true

@@ -172,10 +172,11 @@ func (m *Member) Status() Status {
 }
 
 // Check is a health check for /healthz, as client-go's leader-election watchdog is one.
-// It fails while the member gave its part up because a hand-over outlived
-// HandoverTimeout and the callback has still not returned, while an Acquire or Release
-// has run for longer than HandoverTimeout and a RetryPeriod, and when the member still
-// counts as acting a RetryPeriod past its renew deadline (its loop is stuck). A restart
+// It fails while the member has given its part up because a hand-over outlived
+// HandoverTimeout (a callback that did not return, a Release that kept failing) and the
+// last callback has not returned yet, while an Acquire or Release has run for longer
+// than HandoverTimeout and two RetryPeriods (its loop should have given up), and when the
+// member still counts as acting a RetryPeriod past its renew deadline (its loop is stuck). A restart
 // is then the way out; nothing is acted on meanwhile.
 func (m *Member) Check() error {
 	s := m.state.Load()

@@ -29,8 +29,8 @@ const (
 )
 
 // The Lease vocabulary of a group. A member's Lease is named <group>-<id>; the group's
-// plan is the Lease named <group>.plan (a name no member's can take: an ID cannot begin
-// with a dot).
+// plan is the Lease named <group>.plan (a name no member's Lease can take: New refuses
+// an ID that ends so).
 const (
 	// GroupLabel holds the group's name on every member's Lease and on its plan: the
 	// group is the Leases a label selector on it lists.
@@ -186,6 +186,8 @@ func (o Options) validate() error {
 		errs = append(errs, errors.New("an ID is required"))
 	} else if name := leaseName(o.Group, o.ID); !isDNSSubdomain(name) {
 		errs = append(errs, fmt.Errorf("the Lease name %q (<group>-<id>) is not a DNS subdomain: use lower-case alphanumerics, '-' and '.'", name))
+	} else if strings.HasSuffix(name, planSuffix) {
+		errs = append(errs, fmt.Errorf("the ID %q ends in %q: its Lease would be taken for a group's plan", o.ID, planSuffix))
 	}
 	if !isDNSLabel(o.Namespace) {
 		errs = append(errs, fmt.Errorf("the namespace %q is not a DNS label", o.Namespace))
@@ -214,8 +216,11 @@ func (o Options) validate() error {
 // leaseName is the name of member id's Lease in group.
 func leaseName(group, id string) string { return group + "-" + id }
 
+// planSuffix ends the name of a group's plan, and no member's Lease name.
+const planSuffix = ".plan"
+
 // planName is the name of group's plan.
-func planName(group string) string { return group + ".plan" }
+func planName(group string) string { return group + planSuffix }
 
 func isAlnum(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'

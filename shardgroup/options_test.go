@@ -26,6 +26,7 @@ func TestNewValidates(t *testing.T) {
 	}{
 		{"defaults", func(*Options) {}, ""},
 		{"dotted id", func(o *Options) { o.ID = "node-1.example" }, ""},
+		{"an id a plan's name could take", func(o *Options) { o.ID = "x.plan" }, "taken for a group's plan"},
 		{"no group", func(o *Options) { o.Group = "" }, "group"},
 		{"group not a label value", func(o *Options) { o.Group = "-ctrl" }, "group"},
 		{"group too long", func(o *Options) { o.Group = strings.Repeat("g", 64) }, "group"},

@@ -39,7 +39,7 @@ func (r *runner) round() state {
 	if listed && (own == nil || own.Annotations[IncarnationAnnotation] != r.inc) {
 		return r.lose("the Lease was deleted, or taken over by another process")
 	}
-	peers := r.view.peers()
+	peers := r.view.peers(r.readAt)
 	r.updateTarget(peers)
 	r.noteDuplicate()
 	now = r.o.Clock.Now()

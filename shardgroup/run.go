@@ -137,6 +137,7 @@ type runner struct {
 	loadAt time.Time
 
 	renewAt time.Time // when the next write (or attempt) is due
+	readAt  time.Time // when the last read of the group began
 	cb      *callback
 	leaving bool // Run's context has ended
 	again   bool // run the next round at once
@@ -209,7 +210,8 @@ func (r *runner) lose(reason string) state {
 
 // stop carries a loss through, a step each time it is called: once no callback runs, it
 // calls Release for everything acted on (or whose Release failed) with a context that
-// ends when the others may take over; once that has returned, it forgets its claims.
+// ends when the others may take over; once that has returned and that moment has come,
+// it forgets its claims and joins again.
 func (r *runner) stop(s lost) state {
 	if r.cb != nil {
 		return s
@@ -220,16 +222,23 @@ func (r *runner) stop(s lost) state {
 		r.call(releaseCall, part, ctx, cancel, true)
 		return s
 	}
-	r.published, r.pubTarget, r.load, r.holdoff = shard.Set{}, shard.Set{}, nil, nil
-	r.unreleasedSince = time.Time{}
-	r.own.Forget()
-	r.renewAt = r.o.Clock.Now()
 	if r.leaving {
 		if r.err == nil {
 			r.err = fmt.Errorf("shardgroup: leaving %s: %s; the Lease expires on its own", r.m.name, s.reason)
 		}
 		return nil
 	}
+	// Its claims stand in the others' eyes until then, and must: a write it let through
+	// may still be held by the server, and a Release may have failed. Joining writes an
+	// empty claim, which would let the others take over at once.
+	if now := r.o.Clock.Now(); now.Before(s.until) {
+		r.renewAt = s.until
+		return s
+	}
+	r.published, r.pubTarget, r.load, r.holdoff = shard.Set{}, shard.Set{}, nil, nil
+	r.unreleasedSince = time.Time{}
+	r.own.Forget()
+	r.renewAt = r.o.Clock.Now()
 	return joining{}
 }
 
@@ -264,9 +273,8 @@ func (r *runner) wait(s state) {
 			next = minTime(next, r.unreleasedSince.Add(r.o.HandoverTimeout))
 		}
 	case lost:
-		next = now.Add(time.Hour) // nothing to do but wait for the callback
-		if r.cb == nil {
-			return
+		if r.cb != nil {
+			next = now.Add(time.Hour) // nothing to do but wait for the callback
 		}
 	}
 	for _, h := range r.holdoff {

@@ -206,7 +206,7 @@ func TestFrozenMemberResumes(t *testing.T) {
 
 	// A write its sync goroutines go on to send as the process wakes, before its loop
 	// has run a round, is refused, and says why.
-	_, err := c.m.Guard().Admit(listwatch.Write{Method: http.MethodPost, Namespace: ns, Resource: "pods"})
+	_, _, err := c.m.Guard().Admit(listwatch.Write{Method: http.MethodPost, Namespace: ns, Resource: "pods"})
 	var fenced *FencedError
 	if !errors.As(err, &fenced) || fenced.Late < 24*time.Second-DefaultRenewDeadline {
 		t.Fatalf("c's write on waking: %v; want refused, well past its deadline", err)
@@ -491,9 +491,12 @@ func TestReleaseWaitsForWritesInFlight(t *testing.T) {
 			break
 		}
 	}
-	done, err := a.m.Guard().Admit(listwatch.Write{Method: http.MethodPatch, Namespace: ns, Resource: "pods", Name: "p"})
+	done, within, err := a.m.Guard().Admit(listwatch.Write{Method: http.MethodPatch, Namespace: ns, Resource: "pods", Name: "p"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if within <= 0 || within > DefaultRenewDeadline {
+		t.Errorf("a write may take %v, want at most the time to the renew deadline", within)
 	}
 	mark := h.led.mark()
 	h.start("b")
@@ -627,5 +630,58 @@ func TestActingIsAnnouncedOnceOpen(t *testing.T) {
 	defer mu.Unlock()
 	if d := cmp.Diff([]string{"1.000"}, heard); d != "" {
 		t.Errorf("a heard (-want +got):\n%s", d)
+	}
+}
+
+// A Lease deleted by hand while its holder is frozen and another process of its ID
+// waits: the waiting one honours the deleted Lease's claims for a LeaseDuration from
+// the deletion, like every member that saw them, and only then takes the ID's place.
+func TestDeletedLeaseHoldsOffAWaitingDuplicate(t *testing.T) {
+	h := newHarness(t)
+	h.start("a")
+	h.start("b")
+	h.until(time.Minute, "a, b converged", func() bool { return h.converged("a", "b") })
+	a2 := h.start("a2", withID("a"))
+	h.until(time.Minute, "a2 waits", func() bool { return a2.m.Status().State == StateWaiting })
+	h.freeze("a") // its deadline still ahead: it would write the moment it wakes
+	if err := h.leases.Delete(context.Background(), leaseName(group, "a"), listwatch.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deleted, mark := h.clk.Now(), h.led.mark()
+	took := h.until(time.Minute, "a2 in a's place", func() bool { return h.converged("a2", "b") })
+	if e, ok := h.led.first(mark, "acquire", shard.WholeSet(), "a2"); !ok || e.at.Before(deleted.Add(DefaultLeaseDuration)) {
+		t.Errorf("a2 acquired at %v, before the deletion (%v) was LeaseDuration old", e.at.Sub(epoch), deleted.Sub(epoch))
+	}
+	t.Logf("a2 in a's place %v after the deletion", took)
+}
+
+// A member woken from a freeze past its Lease with a write still in flight calls Release
+// all the same (after a loss it is the one chance to stop the work), and does not join
+// again while its claims still stand.
+func TestFinalReleaseIsCalledWithAWriteInFlight(t *testing.T) {
+	h := newHarness(t)
+	h.start("a")
+	h.start("b")
+	h.until(time.Minute, "a, b converged", func() bool { return h.converged("a", "b") })
+	a := h.member("a")
+	var ns string
+	for _, n := range sampleNamespaces {
+		if a.m.Acts(n) {
+			ns = n
+			break
+		}
+	}
+	done, _, err := a.m.Guard().Admit(listwatch.Write{Method: http.MethodPost, Namespace: ns, Resource: "pods"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer done()
+	mark := h.led.mark()
+	h.freeze("a")
+	h.until(time.Minute, "b takes everything", func() bool { return h.member("b").m.Status().Acting.Equal(shard.WholeSet()) })
+	h.thaw("a")
+	h.until(time.Minute, "a is back", func() bool { return h.converged("a", "b") })
+	if _, ok := h.led.first(mark, "released", shard.WholeSet(), "a"); !ok {
+		t.Errorf("a's Release after the loss was never called\n%s", h.logTail(30))
 	}
 }

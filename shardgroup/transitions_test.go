@@ -122,7 +122,7 @@ func transitionScenarios() map[string]func(tr *trun) state {
 			}
 			return s
 		},
-		"Member: an Acquire or Release has run past HandoverTimeout": func(tr *trun) state {
+		"Member: an Acquire or Release has run a round past HandoverTimeout": func(tr *trun) state {
 			s := tr.joined()
 			tr.stuckCallback(DefaultHandoverTimeout + DefaultRetryPeriod)
 			return s
@@ -149,10 +149,15 @@ func transitionScenarios() map[string]func(tr *trun) state {
 			tr.stuckCallback(0)
 			return lost{reason: "test"}
 		},
-		"Lost: everything is released (the last Release returned, or its time ran out)": func(tr *trun) state {
+		"Lost: everything is released, but its claims still stand for the others": func(tr *trun) state {
 			tr.joined()
 			tr.r.acting = shard.Set{}
-			return lost{reason: "test"}
+			return lost{reason: "test", until: tr.clk.Now().Add(time.Second)}
+		},
+		"Lost: everything is released, and its claims have lapsed": func(tr *trun) state {
+			tr.joined()
+			tr.r.acting = shard.Set{}
+			return lost{reason: "test", until: tr.clk.Now()}
 		},
 		"Waiting: Run's context has ended": func(tr *trun) state {
 			tr.other("a")

@@ -32,6 +32,10 @@ type view struct {
 	// them back with an older event.
 	forgotten map[string]string
 	plan      seenPlan
+	// ghosts are the claims of Leases deleted while they claimed something, replaced
+	// since by a new Lease of the same name: they stand until their duration has run
+	// out since the deletion was seen, whatever the new Lease says.
+	ghosts []ghost
 	// contender is what another process of this member's ID last wrote on this member's
 	// own Lease (ContenderAnnotation), and contenderAt when that was first seen.
 	contender   string
@@ -55,6 +59,13 @@ type observed struct {
 	// a second member at once): the claims stand until the duration runs out, counted
 	// from when the deletion was seen.
 	gone bool
+}
+
+// ghost is what a replaced Lease claimed, and until when.
+type ghost struct {
+	name, holder, incarnation string
+	acting, target            shard.Set
+	until                     time.Time
 }
 
 // seenPlan is the group's plan as last seen.
@@ -168,6 +179,14 @@ func (v *view) observeLocked(l *object.Lease) bool {
 	if prev != nil && prev.uid == l.UID && !newer(l.ResourceVersion, prev.rv) {
 		return false // this version, or an older one a lagging watch delivered
 	}
+	if prev != nil && prev.gone && prev.uid != l.UID && !v.expiry.Expired(l.Name) {
+		// A Lease made anew under the name of one deleted with claims (by its member
+		// restarted, or by another process of its ID) does not void those claims: the
+		// process that held them may not know yet.
+		v.ghosts = append(v.ghosts, ghost{name: l.Name, holder: prev.holder, incarnation: prev.incarnation,
+			acting: prev.acting, target: prev.target, until: v.expiry.ExpiresAt(l.Name)})
+		v.expiry.Forget(l.Name)
+	}
 	if rv, ok := v.forgotten[l.Name]; ok {
 		if !newer(l.ResourceVersion, rv) {
 			return false // from before it was known gone
@@ -240,14 +259,18 @@ type peer struct {
 	expiresAt                 time.Time
 }
 
-// peers returns the Leases whose claims stand now: every Lease not yet expired, deleted
-// ones included until their duration has run out since the deletion was seen.
-func (v *view) peers() []peer {
+// peers returns the Leases whose claims stood at asOf, the moment the read they come
+// from began: every Lease not yet expired, deleted ones included until their duration
+// has run out since the deletion was seen. Judged at the read's start, not at the moment
+// it is looked at: a read answered (or looked at) late must not let a Lease expire whose
+// renewal the server stored after the read was served.
+func (v *view) peers(asOf time.Time) []peer {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	var out []peer
 	for name, o := range v.obs {
-		if v.expiry.Expired(name) {
+		exp := v.expiry.ExpiresAt(name)
+		if !asOf.Before(exp) {
 			if o.gone {
 				delete(v.obs, name)
 				v.expiry.Forget(name)
@@ -256,23 +279,43 @@ func (v *view) peers() []peer {
 		}
 		out = append(out, peer{name: name, holder: o.holder, incarnation: o.incarnation, acting: o.acting, target: o.target,
 			live: !o.gone && o.holder != "", actErr: o.actErr, load: o.load, hasLoad: o.hasLoad,
-			contender: o.contender, expiresAt: v.expiry.ExpiresAt(name)})
+			contender: o.contender, expiresAt: exp})
 	}
+	kept := v.ghosts[:0]
+	for _, g := range v.ghosts {
+		if asOf.Before(g.until) {
+			kept = append(kept, g)
+			out = append(out, peer{name: g.name + " (deleted)", holder: g.holder, incarnation: g.incarnation,
+				acting: g.acting, target: g.target, expiresAt: g.until})
+		}
+	}
+	v.ghosts = kept
 	slices.SortFunc(out, func(a, b peer) int { return strings.Compare(a.name, b.name) })
 	return out
 }
 
-// predecessor returns this member's own Lease when another incarnation of its ID holds
-// it and its claims stand, with that incarnation. (A Lease of its name that another ID
-// holds is no predecessor: writing it is refused as foreign.)
-func (v *view) predecessor() (inc string, expiresAt time.Time, ok bool) {
+// predecessor returns this member's own Lease, as of the read that began at asOf, when
+// another incarnation of its ID holds it and its claims stand (deleted or not: a Lease
+// deleted by hand leaves its holder's claims standing for a duration), with that
+// incarnation. (A Lease of its name that another ID holds is no predecessor: writing it
+// is refused as foreign.)
+func (v *view) predecessor(asOf time.Time) (inc string, expiresAt time.Time, ok bool) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	for _, g := range v.ghosts {
+		if g.name == v.self && g.holder == v.id && g.incarnation != v.inc && asOf.Before(g.until) {
+			return g.incarnation, g.until, true
+		}
+	}
 	o := v.obs[v.self]
-	if o == nil || o.gone || o.holder != v.id || v.expiry.Expired(v.self) {
+	if o == nil || o.holder != v.id {
 		return "", time.Time{}, false
 	}
-	return o.incarnation, v.expiry.ExpiresAt(v.self), true
+	exp := v.expiry.ExpiresAt(v.self)
+	if !asOf.Before(exp) {
+		return "", time.Time{}, false
+	}
+	return o.incarnation, exp, true
 }
 
 // duplicate returns the incarnation of another process of this member's ID that wrote

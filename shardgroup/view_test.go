@@ -148,14 +148,15 @@ func TestView(t *testing.T) {
 				want: []peerView{{"b", false, first10, first10, 35 * time.Second, false}}},
 		},
 	}, {
-		name: "a Lease made anew by its member replaces what was left of the old one",
+		name: "a Lease made anew under a deleted one's name leaves the old claims standing until they lapse",
 		steps: []step{
 			{at: 0, list: []*object.Lease{testLease("b", "u1", "10", first10, first10)}, listRV: "10",
 				want: []peerView{{"b", true, first10, first10, 15 * time.Second, false}}},
 			{at: 1, event: deletedEv, lease: testLease("b", "u1", "11", first10, first10), changed: true,
 				want: []peerView{{"b", false, first10, first10, 16 * time.Second, false}}},
 			{at: 2, event: added, lease: testLease("b", "u2", "12", "", first10), changed: true,
-				want: []peerView{{"b", true, "", first10, 17 * time.Second, false}}},
+				want: []peerView{{"b", true, "", first10, 17 * time.Second, false}, {"b", false, first10, first10, 16 * time.Second, false}}},
+			{at: 16, want: []peerView{{"b", true, "", first10, 17 * time.Second, false}}},
 		},
 	}, {
 		name: "a list older than the watch does not drop what the watch showed",
@@ -195,7 +196,7 @@ func TestView(t *testing.T) {
 					v.observeList(s.list, s.listRV)
 				}
 				var got []peerView
-				for _, p := range v.peers() {
+				for _, p := range v.peers(clk.Now()) {
 					got = append(got, peerView{p.holder, p.live, p.acting.String(), p.target.String(), p.expiresAt.Sub(epoch), p.actErr != nil})
 				}
 				if d := cmp.Diff(s.want, got); d != "" {
@@ -215,18 +216,18 @@ func TestViewOwnLease(t *testing.T) {
 	if v.observe(testLease("a", "u9", "99", whole, "")) {
 		t.Error("its own Lease, in its own incarnation, was seen as a change")
 	}
-	if _, _, ok := v.predecessor(); ok || len(v.peers()) != 0 {
+	if _, _, ok := v.predecessor(clk.Now()); ok || len(v.peers(clk.Now())) != 0 {
 		t.Error("its own Lease counted as a peer")
 	}
 	old := testLease("a", "u9", "100", whole, "")
 	old.Annotations[IncarnationAnnotation] = "inc-old"
 	v.observe(old)
-	inc, until, ok := v.predecessor()
+	inc, until, ok := v.predecessor(clk.Now())
 	if !ok || inc != "inc-old" || !until.Equal(epoch.Add(DefaultLeaseDuration)) {
 		t.Errorf("predecessor = %q, %v, %v; want inc-old until a duration from now", inc, until, ok)
 	}
 	clk.Step(DefaultLeaseDuration)
-	if _, _, ok := v.predecessor(); ok {
+	if _, _, ok := v.predecessor(clk.Now()); ok {
 		t.Error("the predecessor's Lease did not expire")
 	}
 }
