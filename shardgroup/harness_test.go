@@ -250,6 +250,16 @@ func (h *harness) start(name string, opts ...memberOption) *tmember {
 	return tm
 }
 
+// startConverged starts the members named and steps the clock until they have
+// converged.
+func (h *harness) startConverged(names ...string) {
+	h.t.Helper()
+	for _, name := range names {
+		h.start(name)
+	}
+	h.until(time.Minute, strings.Join(names, ", ")+" converged", func() bool { return h.converged(names...) })
+}
+
 func (h *harness) member(name string) *tmember {
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -138,10 +138,7 @@ func TestJoin(t *testing.T) {
 // it over within a round or two; its own Guard refused writes from its renew deadline.
 func TestMemberKilled(t *testing.T) {
 	h := newHarness(t)
-	for _, id := range []string{"a", "b", "c"} {
-		h.start(id)
-	}
-	h.until(time.Minute, "a, b, c converged", func() bool { return h.converged("a", "b", "c") })
+	h.startConverged("a", "b", "c")
 	c := h.member("c")
 	held := c.m.Status().Acting
 	lastRenew := c.m.Status().RenewedAt
@@ -181,10 +178,7 @@ func TestMemberKilled(t *testing.T) {
 // everything, and joins again with nothing until the group gives it a part back.
 func TestFrozenMemberResumes(t *testing.T) {
 	h := newHarness(t)
-	for _, id := range []string{"a", "b", "c"} {
-		h.start(id)
-	}
-	h.until(time.Minute, "a, b, c converged", func() bool { return h.converged("a", "b", "c") })
+	h.startConverged("a", "b", "c")
 	c := h.member("c")
 	held := c.m.Status().Acting
 	var ns string // one of c's namespaces
@@ -231,9 +225,7 @@ func TestFrozenMemberResumes(t *testing.T) {
 // is released. Never two writers.
 func TestSameIDWhileTheOldLives(t *testing.T) {
 	h := newHarness(t)
-	h.start("a")
-	h.start("b")
-	h.until(time.Minute, "a, b converged", func() bool { return h.converged("a", "b") })
+	h.startConverged("a", "b")
 	a := h.member("a")
 	mark := h.led.mark()
 	a2 := h.start("a2", withID("a"))
@@ -273,9 +265,7 @@ func TestSameIDWhileTheOldLives(t *testing.T) {
 // releases everything, and waits in its turn. Never two writers.
 func TestSameIDWhileTheOldIsFrozen(t *testing.T) {
 	h := newHarness(t)
-	h.start("a")
-	h.start("b")
-	h.until(time.Minute, "a, b converged", func() bool { return h.converged("a", "b") })
+	h.startConverged("a", "b")
 	a := h.member("a")
 	lastRenew := a.m.Status().RenewedAt
 	h.freeze("a")
@@ -299,10 +289,7 @@ func TestSameIDWhileTheOldIsFrozen(t *testing.T) {
 // and deletes its Lease: the others take over at once, not after LeaseDuration.
 func TestSIGTERMHandsOverAtOnce(t *testing.T) {
 	h := newHarness(t)
-	for _, id := range []string{"a", "b", "c"} {
-		h.start(id)
-	}
-	h.until(time.Minute, "a, b, c converged", func() bool { return h.converged("a", "b", "c") })
+	h.startConverged("a", "b", "c")
 	held := h.member("c").m.Status().Acting
 	at, mark := h.clk.Now(), h.led.mark()
 	if err := h.stop("c"); err != nil {
@@ -329,10 +316,7 @@ func TestSIGTERMHandsOverAtOnce(t *testing.T) {
 // again and gets its share back.
 func TestPartition(t *testing.T) {
 	h := newHarness(t)
-	for _, id := range []string{"a", "b", "c"} {
-		h.start(id)
-	}
-	h.until(time.Minute, "a, b, c converged", func() bool { return h.converged("a", "b", "c") })
+	h.startConverged("a", "b", "c")
 	c := h.member("c")
 	held := c.m.Status().Acting
 	lastRenew := c.m.Status().RenewedAt
@@ -527,10 +511,7 @@ func TestAcquireFails(t *testing.T) {
 // work); the member notices at its next renewal, stops, and joins again.
 func TestLeaseDeletedByHand(t *testing.T) {
 	h := newHarness(t)
-	for _, id := range []string{"a", "b"} {
-		h.start(id)
-	}
-	h.until(time.Minute, "a, b converged", func() bool { return h.converged("a", "b") })
+	h.startConverged("a", "b")
 	held := h.member("b").m.Status().Acting
 	at, mark := h.clk.Now(), h.led.mark()
 	if err := h.leases.Delete(context.Background(), leaseName(group, "b"), listwatch.DeleteOptions{}); err != nil {
@@ -638,9 +619,7 @@ func TestActingIsAnnouncedOnceOpen(t *testing.T) {
 // the deletion, like every member that saw them, and only then takes the ID's place.
 func TestDeletedLeaseHoldsOffAWaitingDuplicate(t *testing.T) {
 	h := newHarness(t)
-	h.start("a")
-	h.start("b")
-	h.until(time.Minute, "a, b converged", func() bool { return h.converged("a", "b") })
+	h.startConverged("a", "b")
 	a2 := h.start("a2", withID("a"))
 	h.until(time.Minute, "a2 waits", func() bool { return a2.m.Status().State == StateWaiting })
 	h.freeze("a") // its deadline still ahead: it would write the moment it wakes
@@ -660,9 +639,7 @@ func TestDeletedLeaseHoldsOffAWaitingDuplicate(t *testing.T) {
 // again while its claims still stand.
 func TestFinalReleaseIsCalledWithAWriteInFlight(t *testing.T) {
 	h := newHarness(t)
-	h.start("a")
-	h.start("b")
-	h.until(time.Minute, "a, b converged", func() bool { return h.converged("a", "b") })
+	h.startConverged("a", "b")
 	a := h.member("a")
 	var ns string
 	for _, n := range sampleNamespaces {
