@@ -10,8 +10,9 @@ import (
 )
 
 // When the group's plan is cut again: only when the busiest member holds more than
-// replanAbove × the mean load, the new plan would lower that by at least replanGain, and
-// the plan has stood for planCooldown LeaseDurations. Every new plan moves slots between
+// replanAbove × the mean load, the new plan would lower that by at least replanGain, the
+// plan has stood for planCooldown LeaseDurations, and the group's load has held within 5%
+// for two load periods. Every new plan moves slots between
 // members, and loads change all the time: a plan that chased every change would keep
 // the group handing over.
 const (
@@ -47,6 +48,18 @@ func (r *runner) replan(ctx context.Context, peers []peer, now time.Time) {
 			return // not settled: its load would not match its part
 		}
 		points = append(points, p.load...)
+	}
+	// Not while the load moves (a rollout creating pods): a plan cut from a load still
+	// growing would be cut again once it stops, and every cut moves slots.
+	var total int64
+	for _, p := range points {
+		total += p.Load
+	}
+	if d := total - r.planLoad; r.planLoad == 0 || d*20 > r.planLoad || -d*20 > r.planLoad {
+		r.planLoad, r.planSteadySince = total, now
+	}
+	if now.Sub(r.planSteadySince) < 2*r.loadPeriod() {
+		return
 	}
 	before := shard.Balance(r.assign, points)
 	if r.m.metrics != nil {

@@ -135,6 +135,10 @@ type runner struct {
 
 	load   []shard.Point // of what it acts on, measured once settled; nil: none to publish
 	loadAt time.Time
+	// planLoad is the group's load the planner last saw change by more than 5%, at
+	// planSteadySince.
+	planLoad        int64
+	planSteadySince time.Time
 
 	renewAt time.Time // when the next write (or attempt) is due
 	readAt  time.Time // when the last read of the group began
@@ -238,6 +242,7 @@ func (r *runner) stop(s lost) state {
 	r.published, r.pubTarget, r.load, r.holdoff = shard.Set{}, shard.Set{}, nil, nil
 	r.unreleasedSince = time.Time{}
 	r.own.Forget()
+	r.publish(joining{}) // the old deadline goes with the claims
 	r.renewAt = r.o.Clock.Now()
 	return joining{}
 }
@@ -333,8 +338,13 @@ func (r *runner) publish(s state) {
 	if s != nil {
 		name = s.name()
 	}
-	if name == StateMember || name == StateLeaving {
+	switch name {
+	case StateMember, StateLeaving:
 		snap.acting, snap.validUntil = r.acting, r.own.Deadline()
+	case StateLost:
+		// Acting on nothing; the deadline kept so that the Guard says a write refused
+		// past it came too late, not merely outside the member's part.
+		snap.validUntil = r.own.Deadline()
 	}
 	if r.cb != nil {
 		snap.call, snap.callSince = r.cb.kind.String(), r.cb.start

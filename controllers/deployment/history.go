@@ -131,11 +131,14 @@ func (r *rollout) setDeploymentRevision(rev string) error {
 	if rev == "" || d.Annotations[RevisionAnnotation] == rev {
 		return nil
 	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{RevisionAnnotation: rev}}})
+	// The resourceVersion read makes the write conditional: a process that lost this
+	// namespace while its write was on its way cannot overwrite its new owner's.
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": d.ResourceVersion,
+		"annotations": map[string]string{RevisionAnnotation: rev}}})
 	if err != nil {
 		return err
 	}
-	if err := r.dc.w.patchDeployment(r.ctx, d.Namespace, d.Name, "", patch); err != nil {
+	if err := r.dc.w.patchDeployment(r.ctx, d, "", patch); err != nil {
 		return err
 	}
 	if d.Annotations == nil {

@@ -63,7 +63,7 @@ func (w *recordingWriter) deleteRS(_ context.Context, _, name, _ string) error {
 	return nil
 }
 
-func (w *recordingWriter) patchDeployment(_ context.Context, _, _, sub string, patch []byte) error {
+func (w *recordingWriter) patchDeployment(_ context.Context, _ *object.Deployment, sub string, patch []byte) error {
 	var p struct {
 		Metadata struct{ Annotations map[string]string }
 		Status   object.DeploymentStatus

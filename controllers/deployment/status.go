@@ -172,11 +172,14 @@ func (dc *Controller) writeStatus(ctx context.Context, d *object.Deployment, st 
 	if len(st.Conditions) == 0 {
 		body["conditions"] = nil
 	}
-	patch, err := json.Marshal(map[string]any{"status": body})
+	// Conditional on the resourceVersion read, as kube-controller-manager's UpdateStatus
+	// is: a write that lands late (a process frozen mid-request, whose namespace another
+	// member has taken since) fails with a conflict instead of overwriting.
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": d.ResourceVersion}, "status": body})
 	if err != nil {
 		return err
 	}
-	if err := dc.w.patchDeployment(ctx, d.Namespace, d.Name, "status", patch); err != nil {
+	if err := dc.w.patchDeployment(ctx, d, "status", patch); err != nil {
 		return fmt.Errorf("updating the status of %s: %w", object.Key(d), err)
 	}
 	d.Status = st

@@ -14,8 +14,9 @@ type writer interface {
 	createRS(ctx context.Context, rs *object.ReplicaSet) (*object.ReplicaSet, error)
 	patchRS(ctx context.Context, ns, name string, patch []byte) (*object.ReplicaSet, error)
 	deleteRS(ctx context.Context, ns, name, uid string) error
-	// patchDeployment patches the Deployment (sub "") or its status (sub "status").
-	patchDeployment(ctx context.Context, ns, name, sub string, patch []byte) error
+	// patchDeployment patches d (sub "") or its status (sub "status"), and keeps d's
+	// resourceVersion that of the write, for the next patch's precondition.
+	patchDeployment(ctx context.Context, d *object.Deployment, sub string, patch []byte) error
 }
 
 // apiWriter writes through the client, and records each write's resourceVersion for
@@ -46,10 +47,11 @@ func (w apiWriter) deleteRS(ctx context.Context, ns, name, uid string) error {
 	return w.dc.replicaSetsIn(ns).Delete(ctx, name, listwatch.DeleteOptions{Preconditions: &listwatch.Preconditions{UID: uid}})
 }
 
-func (w apiWriter) patchDeployment(ctx context.Context, ns, name, sub string, patch []byte) error {
-	d, err := w.dc.deploymentsIn(ns).Patch(ctx, name, listwatch.MergePatch, patch, sub)
+func (w apiWriter) patchDeployment(ctx context.Context, d *object.Deployment, sub string, patch []byte) error {
+	written, err := w.dc.deploymentsIn(d.Namespace).Patch(ctx, d.Name, listwatch.MergePatch, patch, sub)
 	if err == nil {
-		w.dc.written.WroteAt(consistency.OwnerOf(&d.ObjectMeta), resourceDeployments, d.ResourceVersion)
+		d.ResourceVersion = written.ResourceVersion
+		w.dc.written.WroteAt(consistency.OwnerOf(&written.ObjectMeta), resourceDeployments, written.ResourceVersion)
 	}
 	return err
 }

@@ -149,9 +149,15 @@ func (s *sharded) release(ctx context.Context, part shard.Set) error {
 	if bound == 0 {
 		bound = shardgroup.DefaultRenewDeadline
 	}
+	if ctx.Err() != nil {
+		// The member woke past its lease: the others have taken over already. The syncs
+		// are cancelled (the gate did at the deadline) and their writes refused; there is
+		// nothing to wait for.
+		s.m.log.Info("releasing namespaces the group has already handed on", "err", ctx.Err())
+	}
 	dctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
-	if err := s.gate.Drain(dctx); err != nil {
+	if err := s.gate.Drain(dctx); err != nil && ctx.Err() == nil {
 		s.m.log.Warn("handing namespaces over with syncs still running; their writes are refused", "err", err)
 	}
 	for _, c := range s.m.ctrls {

@@ -75,7 +75,10 @@ func (rc *Controller) writeStatus(ctx context.Context, rs *object.ReplicaSet, st
 	if len(st.Conditions) == 0 {
 		body["conditions"] = nil // removes the member
 	}
-	patch, err := json.Marshal(map[string]any{"status": body})
+	// Conditional on the resourceVersion read, as kube-controller-manager's UpdateStatus
+	// is: a write that lands late (a process frozen mid-request, whose namespace another
+	// member has taken since) fails with a conflict instead of overwriting.
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": rs.ResourceVersion}, "status": body})
 	if err != nil {
 		return err
 	}
