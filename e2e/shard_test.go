@@ -529,12 +529,16 @@ func metricValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
 // TestShardChangeCostsTheDifference grows and shrinks the shard of a running informer
 // against a kube-apiserver with the ShardedListAndWatch gate (a control plane of its own)
 // and against one without it (the shared cluster). The growth lists the part gained
-// alone, at exactly the cache's resourceVersion, and the cache is then what a fresh list
-// of the new shard says; the shrink lists nothing. With the gate the list of the part
-// delivers exactly the pods in it; without, every pod (the server ignores the selector)
-// and the informer keeps the part. It first checks by hand what the design rests on: a
-// list with a shardSelector at resourceVersionMatch=Exact, an old resourceVersion, in
-// pages (limit and continue), answers the shard as it was then.
+// alone, fresh, and the cache is then what a fresh list of the new shard says; the
+// shrink lists nothing. With the gate the list of the part delivers exactly the pods in
+// it; without, every pod (the server ignores the selector) and the informer keeps the
+// part. Pods created in the part to be gained after the informer's last event (with the
+// gate, the server sends it nothing of them, so its resourceVersion stays older, as a
+// quiet member's does while another member writes in the part it will hand over) are in
+// the cache when the growth's channel closes, not only once the watch brings them. It
+// first checks by hand what the design rests on: a consistent list with a shardSelector,
+// in pages (limit and continue), answers one snapshot of the shard; and a list at
+// resourceVersionMatch=Exact, an old resourceVersion, answers the shard as it was then.
 func TestShardChangeCostsTheDifference(t *testing.T) {
 	t.Run("kube-apiserver with the gate", func(t *testing.T) { testShardChange(t, gatedTarget(t).client, true) })
 	t.Run("kube-apiserver without the gate", func(t *testing.T) { testShardChange(t, client(t), false) })
@@ -590,6 +594,36 @@ func testShardChange(t *testing.T, c *listwatch.Client, gated bool) {
 	}
 	t.Logf("a list with shardSelector, resourceVersion=%s&resourceVersionMatch=Exact, limit=3: %d pages, %d pods (gate %v)", first, pages, len(keys), gated)
 
+	// By hand: the half now, consistent, in pages of 3: one snapshot.
+	keys, pages = nil, 0
+	snapshot := ""
+	_, err = pods.ListAll(ctx, listwatch.ListOptions{LabelSelector: byLabel, Shard: half, Limit: 3}, func(l *object.List[*object.Raw]) error {
+		pages++
+		if snapshot == "" {
+			snapshot = l.ResourceVersion
+		} else if l.ResourceVersion != snapshot {
+			t.Errorf("page %d of a consistent list says resourceVersion %s, the first %s", pages, l.ResourceVersion, snapshot)
+		}
+		keys = append(keys, keysOf(l.Items)...)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("a consistent list with a shardSelector, limit 3: %v", err)
+	}
+	slices.Sort(keys)
+	want = nil
+	for _, k := range sp.selected(shard.Selector{}) {
+		if ns, _, _ := strings.Cut(k, "/"); !gated || half.Matches(ns) {
+			want = append(want, k)
+		}
+	}
+	if d := cmp.Diff(want, keys); d != "" {
+		t.Errorf("the consistent sharded list in pages (-the half +listed):\n%s", d)
+	}
+	if c, err := object.CompareResourceVersion(snapshot, sp.lastRV); err != nil || c < 0 {
+		t.Errorf("a consistent list answered resourceVersion %s, older than the last write's %s (%v)", snapshot, sp.lastRV, err)
+	}
+
 	reg := prometheus.NewRegistry()
 	m, err := informer.NewMetrics(reg)
 	if err != nil {
@@ -641,8 +675,27 @@ func testShardChange(t *testing.T, c *listwatch.Client, gated bool) {
 		t.Errorf("the first list delivered %v objects: want the quarter's %d with the gate, all %v without", listed0, len(fresh(quarter)), want)
 	}
 
-	// Growth: the part gained (the second quarter) is listed alone, once.
+	// Growth: the part gained (the second quarter) is listed alone, once, fresh. Before
+	// it, pods are created there, after the informer's last event, as the member that
+	// had the part writes there before handing it over.
 	gainedPart := shard.Selector{Field: shard.Namespace, Ranges: shard.Without(half.Ranges, quarter.Ranges)}
+	var late []string
+	for _, ns := range sp.namespaces {
+		if gainedPart.Matches(ns) {
+			late = append(late, sp.createLabelled(t, pods, ns, "late", labels))
+		}
+	}
+	if len(late) == 0 {
+		t.Fatal("no namespace in the part gained")
+	}
+	cacheRV := inf.LastStoreSyncResourceVersion()
+	if c, err := object.CompareResourceVersion(cacheRV, sp.lastRV); err == nil && c < 0 {
+		t.Logf("the cache is at resourceVersion %s, older than the pods created in the part to be gained (the last at %s)", cacheRV, sp.lastRV)
+	} else {
+		// Without the gate the informer hears of them, and drops them as outside its
+		// shard; with it, a bookmark may have come (about one a minute).
+		t.Logf("the cache is at resourceVersion %s, not older than the pods created in the part to be gained (the last at %s; gate %v)", cacheRV, sp.lastRV, gated)
+	}
 	inGained := len(fresh(gainedPart))
 	grown, err := inf.SetShard(half)
 	if err != nil {
@@ -652,6 +705,19 @@ func testShardChange(t *testing.T, c *listwatch.Client, gated bool) {
 	case <-grown:
 	case <-time.After(30 * time.Second):
 		t.Fatalf("the growth was never applied; status %+v", inf.Status())
+	}
+	atClose := keysOf(inf.Cache().List())
+	var missing []string
+	for _, k := range late {
+		if !slices.Contains(atClose, k) {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		t.Errorf("the growth's channel closed without the pods created in the part gained after the cache's resourceVersion %s: %v", cacheRV, missing)
+	}
+	if d := cmp.Diff(fresh(half), atClose); d != "" {
+		t.Errorf("at the growth's close, the cache is not the new shard (-a fresh list +cached):\n%s", d)
 	}
 	cacheIs(half, "after the growth")
 	lists1, listed1 := counters()

@@ -51,13 +51,19 @@
 // informer runs, as members of a sharded controller manager come and go
 // (Informer.SetShard, Factory.SetShard for the informers that take the factory's): the
 // filter switches at once, and the change costs only the difference: the part the shard
-// lost leaves the cache without a request, and the part it gained is listed alone, at
-// the cache's resourceVersion (a member joining a group of N moves about 1/N of the
-// objects, and lists about that, not its whole part again;
-// kinformer_informer_listed_objects_total counts what lists deliver). Handlers hear a
-// delete for each object that left the shard and an add for each that joined, and the
-// channel SetShard returns is closed once the cache holds the new shard, which is when a
-// controller may act on the part it gained.
+// lost leaves the cache without a request, and the part it gained is listed alone (a
+// member joining a group of N moves about 1/N of the objects, and lists about that, not
+// its whole part again; kinformer_informer_listed_objects_total counts what lists
+// deliver). That list is fresh, a consistent read: the cache's resourceVersion may be
+// older than the last writes of the part's previous owner, and a new owner acting on a
+// state without them would redo them (a ReplicaSet controller would create pods that
+// exist). The watch then resumes from the cache's resourceVersion and passes over the
+// events of the part gained that the list already reflects, so no handler sees an
+// object go back to an older state. Handlers hear a delete for each object that left the
+// shard and an add for each that joined, and the channel SetShard returns is closed once
+// the cache holds the new shard, which is when a controller may act on the part it
+// gained. Options.ConsistentLists (FactoryOptions.ConsistentLists) makes the first list
+// fresh too, for the same reason.
 //
 // LastStoreSyncResourceVersion says how far the cache has followed the server
 // (bookmarks included): controllers compare it with their own writes' versions, so they

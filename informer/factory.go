@@ -56,6 +56,11 @@ type FactoryOptions struct {
 	// them whole instead, as a controller sharded by namespace needs its Nodes or
 	// Namespaces. Factory.SetShard changes it.
 	Shard shard.Selector
+	// ConsistentLists is every informer's Options.ConsistentLists: their first lists read
+	// the newest state, not the watch cache as it is. A sharded controller manager sets
+	// it, so that a member that takes a part over sees the last writes there of the
+	// member that had it.
+	ConsistentLists bool
 	// Tracer is every informer's Options.Tracer (see package trace); handlers that are to
 	// mark trace.Delivered take it in their HandlerOptions.
 	Tracer trace.Tracer
@@ -157,7 +162,7 @@ func For[T object.Object](ctx context.Context, f *Factory, resource string, sel 
 		name += "(metadata)"
 	}
 	inf, err := New[T](lw, Options[T]{Name: name, Reflector: ropts, Metrics: f.opts.Metrics, Tracer: f.opts.Tracer,
-		Logger: f.opts.Logger, MutationDetector: f.opts.MutationDetector})
+		Logger: f.opts.Logger, MutationDetector: f.opts.MutationDetector, ConsistentLists: f.opts.ConsistentLists})
 	if err != nil {
 		return nil, err
 	}

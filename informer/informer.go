@@ -36,6 +36,13 @@ type Options[T object.Object] struct {
 	// its place. New refuses a shard that fails shard.Selector.Validate; the zero Selector
 	// is no shard.
 	Shard shard.Selector
+	// ConsistentLists makes the informer's first list read the newest state rather than
+	// the apiserver's watch cache as it is (see reflector.Options.ConsistentLists, which
+	// it sets): for a process that takes over objects another one was writing, as a
+	// member of a sharded controller manager does, and must see the other's last writes.
+	// Off by default, as in client-go: a list from the watch cache is cheaper. The list
+	// of a part that SetShard adds reads the newest state either way.
+	ConsistentLists bool
 	// Transform changes each object before it is stored. The default, StripManagedFields,
 	// drops metadata.managedFields, which no controller reads and which is often the
 	// largest part of an object; with it the reflector also asks for objects decoded
@@ -142,6 +149,9 @@ func New[T object.Object](lw reflector.ListerWatcher[T], opts Options[T]) (*Info
 	}
 	if opts.Reflector.Shard.IsZero() {
 		opts.Reflector.Shard = opts.Shard
+	}
+	if opts.ConsistentLists {
+		opts.Reflector.ConsistentLists = true
 	}
 	if err := opts.Reflector.Shard.Validate(); err != nil {
 		// A server would refuse it on every request, and a cache that never syncs says
@@ -726,10 +736,13 @@ func (inf *Informer[T]) processResync(now time.Time) {
 // reflector.Reflector.SetShard for what the reflector does: in short, nothing outside
 // sel enters the cache's queue once SetShard returns, and the change costs only the
 // difference while the informer watches: the objects of the part the shard lost leave
-// the cache at once, with no request, and the part it gained is listed alone, at the
-// cache's resourceVersion, and merged into the cache in one step (each a relist of that
-// part, applied atomically); before the first list, or while one is under way, the
-// informer relists with sel. Either way handlers hear what a relist shows: a delete
+// the cache at once, with no request, and the part it gained is listed alone, fresh (a
+// consistent read, so with every write answered before the call), and merged into the
+// cache in one step (each a relist of that part, applied atomically); the watch then
+// resumes from the cache's resourceVersion, passing over the events of the part gained
+// that the list already reflects, so no handler sees an object of it go back to an older
+// state. Before the first list, or while one is under way, the informer lists the newest
+// state with sel. Either way handlers hear what a relist shows: a delete
 // (finalStateUnknown) for each object that left the shard, an add for each that joined
 // it, nothing for those that stayed, which keep their cached objects.
 // kinformer_informer_listed_objects_total says what the change listed.
@@ -737,9 +750,10 @@ func (inf *Informer[T]) processResync(now time.Time) {
 // list tells (a shrink, which lists nothing, keeps what the server was found to do).
 //
 // The channel is closed once the cache holds the whole new shard (or that of a shard set
-// later): the moment to start acting on the part the shard gained. When the change cost
-// the difference, that is the shard at the resourceVersion the cache was at, which may be
-// a moment older than the call; the watch brings what changed since. It is also closed
+// later): the moment to start acting on the part the shard gained, which the cache then
+// holds as of a read made after the call (a previous owner's last writes there included).
+// When the change cost the difference, the part the shard kept is as of the
+// resourceVersion the cache was at; the watch brings what changed since. It is also closed
 // when the informer stops, whichever comes first, so a waiter never hangs (an informer
 // that has stopped answers a SetShard with a closed channel at once; Status().State is
 // then reflector.StateStopped and the cache is frozen as it was); it is never closed for

@@ -55,10 +55,11 @@ func listQuery(q url.Values) map[string]string {
 }
 
 // A shard change while the reflector watches costs the difference, on the wire: a
-// growth lists the part gained alone, in pages, the first at exactly the store's
-// resourceVersion R, then one watch with the new shard resumes from R; a shrink lists
-// nothing, and the watch with the new shard resumes from R; a move does both. The store
-// is then the new shard, and stays it as pods come. Whether the server filters or not.
+// growth lists the part gained alone, in pages, fresh (no resourceVersion, no
+// resourceVersionMatch: the newest state), then one watch with the new shard resumes
+// from the store's resourceVersion R; a shrink lists nothing, and the watch with the new
+// shard resumes from R; a move does both. The store is then the new shard, and stays it
+// as pods come. Whether the server filters or not.
 func TestSetShardCostsTheDifference(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -118,7 +119,7 @@ func testSetShardCostsTheDifference(t *testing.T, from, to shard.Selector, ignor
 	gained := 0
 	if !part.IsZero() {
 		gained = len(book.selected(part))
-		want = append(want, map[string]string{"shardSelector": part.String(), "resourceVersion": at, "resourceVersionMatch": "Exact", "limit": "2"})
+		want = append(want, map[string]string{"shardSelector": part.String(), "limit": "2"})
 		pages := gained
 		if ignore {
 			pages = 24
@@ -160,28 +161,21 @@ func testSetShardCostsTheDifference(t *testing.T, from, to shard.Selector, ignor
 	}
 }
 
-// A growth whose resourceVersion the server has compacted away since (410 on the exact
-// list) fetches the whole state with the new shard instead, at least as new as the
-// store; no relist is counted, nothing failed.
-func TestSetShardGrowthFallsBackOnGone(t *testing.T) {
+// A growth whose resourceVersion R the server has compacted away since: the part gained
+// is listed fresh all the same (no list depends on R now), and the channel closes with
+// the store holding the new shard; the watch that resumes from R then meets a 410, and
+// the whole state is relisted with the new shard, as after any 410, at least as new as
+// the part's list.
+func TestSetShardGrowthRelistsWhenTheWatchCannotResume(t *testing.T) {
 	f := newFixtureWith(t, 0, apisim.Options{BookmarkInterval: time.Hour}) // no bookmark moves the store's resourceVersion
 	book := newPodBook()
 	book.createAll(t, f, seq("p", 12)...)
 	store := newGuardStore()
 	r := f.run(t, store, reflector.Options{Name: "pods", Shard: lowerQuarter})
 	following(t, r, book.rv())
-	// A pod outside the quarter: the server sends no event of it, and the store stays at
+	// Pods outside the quarter: the server sends no event of them, and the store stays at
 	// its resourceVersion, which the compaction then takes away.
-	lastIn := book.rv()
-	for i := 0; ; i++ {
-		name := fmt.Sprint("out", i)
-		book.createAll(t, f, name)
-		if !lowerQuarter.Matches(book.uids[name]) {
-			break
-		}
-		lastIn = book.rv()
-	}
-	following(t, r, lastIn)
+	book.createIn(t, f, partOf(lowerHalf, lowerQuarter), "gained")
 	at := r.LastSyncResourceVersion()
 	f.sim.Compact()
 	mark := len(f.log.snapshot())
@@ -191,22 +185,30 @@ func TestSetShardGrowthFallsBackOnGone(t *testing.T) {
 	}
 	awaitShard(t, done, r)
 	if d := cmp.Diff(book.selected(lowerHalf), store.names()); d != "" {
-		t.Errorf("the store (-in the new shard +stored):\n%s", d)
+		t.Errorf("at the close, the store (-in the new shard +stored):\n%s", d)
 	}
-	lists, _ := splitRequests(f.log.snapshot()[mark:])
+	testwait.Eventually(t, 10*time.Second, func() bool { st := r.Status(); return st.Relists == 1 && st.State == reflector.StateWatching },
+		"waiting for the relist after the 410; status %+v", testwait.Lazy(func() any { return r.Status() }))
+	if d := cmp.Diff(book.selected(lowerHalf), store.names()); d != "" {
+		t.Errorf("after the relist, the store (-in the new shard +stored):\n%s", d)
+	}
+	lists, watches := splitRequests(f.log.snapshot()[mark:])
 	var got []map[string]string
 	for _, q := range lists {
 		got = append(got, pick(q, "shardSelector", "resourceVersion", "resourceVersionMatch"))
 	}
 	want := []map[string]string{
-		{"shardSelector": partOf(lowerHalf, lowerQuarter).String(), "resourceVersion": at, "resourceVersionMatch": "Exact"},
-		{"shardSelector": lowerHalf.String(), "resourceVersion": at, "resourceVersionMatch": "NotOlderThan"},
+		{"shardSelector": partOf(lowerHalf, lowerQuarter).String()},
+		{"shardSelector": lowerHalf.String(), "resourceVersion": book.rv(), "resourceVersionMatch": "NotOlderThan"},
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("the lists after SetShard (-want +got):\n%s", d)
 	}
-	if st := r.Status(); st.Relists != 0 || st.LastError != nil || st.ShardFiltering != reflector.ShardFilteringServer {
-		t.Errorf("status %+v: want no relist, no error, the server filtering", st)
+	if len(watches) == 0 || watches[0].Get("resourceVersion") != at {
+		t.Errorf("the first watch after SetShard: %v; want one from the store's resourceVersion %s", watches, at)
+	}
+	if st := r.Status(); st.LastError != nil || st.ShardFiltering != reflector.ShardFilteringServer {
+		t.Errorf("status %+v: want no error, the server filtering", st)
 	}
 }
 
@@ -223,7 +225,7 @@ func splitRequests(reqs []request) (lists, watches []url.Values) {
 }
 
 // Another failure of the list of the part gained (a 500) backs off and lists the part
-// again, at the same resourceVersion.
+// again, fresh.
 func TestSetShardGrowthRetriesTheList(t *testing.T) {
 	f := newFixture(t, 0)
 	book := newPodBook()
@@ -232,9 +234,9 @@ func TestSetShardGrowthRetriesTheList(t *testing.T) {
 	clk := clock.NewFake(time.Unix(1000, 0))
 	r := f.run(t, store, reflector.Options{Name: "pods", Shard: lowerQuarter, Clock: clk})
 	following(t, r, book.rv())
-	at := book.rv()
-	exact := func(r *http.Request) bool { return r.URL.Query().Get("resourceVersionMatch") == "Exact" }
-	f.sim.Faults().FailRequests(1, http.StatusInternalServerError, 0, exact)
+	part := partOf(lowerHalf, lowerQuarter)
+	ofPart := func(r *http.Request) bool { return r.URL.Query().Get("shardSelector") == part.String() }
+	f.sim.Faults().FailRequests(1, http.StatusInternalServerError, 0, ofPart)
 	mark := len(f.log.snapshot())
 	done, err := r.SetShard(lowerHalf)
 	if err != nil {
@@ -256,8 +258,8 @@ func TestSetShardGrowthRetriesTheList(t *testing.T) {
 	for _, q := range lists {
 		got = append(got, pick(q, "shardSelector", "resourceVersion", "resourceVersionMatch"))
 	}
-	part := map[string]string{"shardSelector": partOf(lowerHalf, lowerQuarter).String(), "resourceVersion": at, "resourceVersionMatch": "Exact"}
-	if d := cmp.Diff([]map[string]string{part, part}, got); d != "" {
+	fresh := map[string]string{"shardSelector": part.String()}
+	if d := cmp.Diff([]map[string]string{fresh, fresh}, got); d != "" {
 		t.Errorf("the lists after SetShard (-want +got):\n%s", d)
 	}
 	if st := r.Status(); st.Relists != 0 || st.LastError != nil {
@@ -318,19 +320,22 @@ func TestSetShardAgainBeforeThePartIsStored(t *testing.T) {
 	if s := store.strays(); len(s) > 0 {
 		t.Errorf("pods outside the shard then current stored: %v", s)
 	}
-	lists, _ := splitRequests(f.log.snapshot()[mark:])
+	testwait.Eventually(t, 10*time.Second, func() bool { _, w := splitRequests(f.log.snapshot()[mark:]); return len(w) > 0 },
+		"waiting for the watch after the changes")
+	lists, watches := splitRequests(f.log.snapshot()[mark:])
 	var got []map[string]string
 	for _, q := range lists {
 		got = append(got, pick(q, "shardSelector", "resourceVersion", "resourceVersionMatch", "continue"))
 	}
+	if w := pick(watches[0], "shardSelector", "resourceVersion"); !cmp.Equal(w, map[string]string{"shardSelector": upperHalf.String(), "resourceVersion": at}) {
+		t.Errorf("the watch after the changes asked for %v: want the last shard, from the store's resourceVersion %s", w, at)
+	}
 	// The half's part is overtaken at its first page; the store still holds the quarter,
 	// and three quarters' part is the rest of the three quarters; overtaken in turn, it
 	// gives way to the upper half, of which the store holds nothing (the quarter was
-	// dropped): all of it is listed, at the same resourceVersion throughout.
-	exactly := func(sel shard.Selector) map[string]string {
-		return map[string]string{"shardSelector": sel.String(), "resourceVersion": at, "resourceVersionMatch": "Exact"}
-	}
-	want := []map[string]string{exactly(partOf(lowerHalf, lowerQuarter)), exactly(partOf(threeQuarters, lowerQuarter)), exactly(upperHalf)}
+	// dropped): all of it is listed, fresh each time.
+	fresh := func(sel shard.Selector) map[string]string { return map[string]string{"shardSelector": sel.String()} }
+	want := []map[string]string{fresh(partOf(lowerHalf, lowerQuarter)), fresh(partOf(threeQuarters, lowerQuarter)), fresh(upperHalf)}
 	for range (len(book.selected(upperHalf)) - 1) / 2 {
 		want = append(want, map[string]string{"shardSelector": upperHalf.String(), "continue": "<token>"})
 	}

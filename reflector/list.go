@@ -14,16 +14,24 @@ import (
 )
 
 // list fetches the full state in pages and hands it to the store. The first list asks
-// for resourceVersion "0" (any state, served from the apiserver's watch cache); a relist
-// asks for at least the last seen one, and for the newest ("", a consistent read) when
-// that is no longer available. It fails with errShardChanged, storing nothing, when
-// SetShard changes the shard before the list is stored.
-func (r *Reflector[T]) list(ctx context.Context, relist bool) error {
+// for resourceVersion "0" (any state, served from the apiserver's watch cache), or for
+// the newest ("", a consistent read) under Options.ConsistentLists; a relist asks for at
+// least the newest one the store holds (relistRV), and for the newest state when that
+// one is no longer available; the list of a shard that changed asks for the newest
+// state, as the list of a part it gained does (see listAdded). It fails with
+// errShardChanged, storing nothing, when SetShard changes the shard before the list is
+// stored.
+func (r *Reflector[T]) list(ctx context.Context, l listing) error {
 	r.setState(StateListing)
 	sh := r.shard.Load()
 	rv := "0"
-	if relist {
-		rv = r.LastSyncResourceVersion()
+	switch {
+	case l.resharded:
+		rv = ""
+	case l.relist:
+		rv = r.relistRV()
+	case r.opts.ConsistentLists:
+		rv = ""
 	}
 	items, listRV, err := r.listPages(ctx, r.listOptions(rv, sh.sel), sh, sh)
 	if err != nil && (object.IsGone(err) || isTooLargeRV(err)) && rv != "" {

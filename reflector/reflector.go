@@ -148,6 +148,16 @@ type Options struct {
 	// InitialEventsTimeout [1 min] pass without that bookmark.
 	StreamingList        bool
 	InitialEventsTimeout time.Duration
+	// ConsistentLists makes the first list ask for the newest state (resourceVersion "",
+	// a consistent read, which kube-apiserver serves from etcd or from a watch cache it
+	// has first brought up to etcd's revision) instead of any state (resourceVersion "0",
+	// the watch cache as it is, which may lag behind writes already answered). A
+	// streaming list always reads the newest state, and a relist after a 410 asks for at
+	// least the newest resourceVersion the store holds, either way. Off by default: "0"
+	// is what client-go asks for, and is cheaper. A process that takes over objects
+	// another one was writing (a member of a sharded controller manager) sets it, so
+	// that what it first sees includes the other's last writes.
+	ConsistentLists bool
 	// WebSocket carries watches over websockets.
 	WebSocket bool
 	Metrics   Metrics
@@ -192,7 +202,9 @@ type Status struct {
 	State State
 	// Listed is true once a list (or streaming list) has been handed to the store.
 	Listed bool
-	// LastSyncResourceVersion is the newest resourceVersion seen (list, event or bookmark).
+	// LastSyncResourceVersion is the newest resourceVersion seen (the list of the whole
+	// state, an event or a bookmark): where the watch resumes. The list of a part that
+	// SetShard added does not move it, though that list is newer (see SetShard).
 	LastSyncResourceVersion string
 	// LastError is the most recent failure, cleared by the next successful list or event:
 	// it says why a cache is not synced (403 on list, resource not found, ...).
@@ -277,9 +289,13 @@ type Reflector[T object.Object] struct {
 	stream listwatch.Stream[T]
 
 	// held is the part of the hash space whose objects the store holds, all of them, at
-	// LastSyncResourceVersion: the shard of storedGen, less what a SetShard took away
-	// since. Only the loop reads and writes it, with storeMu held to write.
+	// LastSyncResourceVersion (its parts in fresh, at their list's): the shard of
+	// storedGen, less what a SetShard took away since. Only the loop reads and writes it,
+	// with storeMu held to write.
 	held span
+	// fresh are the parts that SetShard added whose list is newer than the watch's
+	// position (see freshPart). Only the loop reads and writes it.
+	fresh []freshPart[T]
 }
 
 // New returns a reflector from lw into store.

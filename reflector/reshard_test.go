@@ -107,8 +107,8 @@ func TestSetShardFiltersEventsInFlight(t *testing.T) {
 	if d := cmp.Diff([]string{"add keep/a", "delete keep/d"}, store.ops); d != "" {
 		t.Errorf("the store (-want +got):\n%s", d)
 	}
-	if l, ok := next.(listing); !ok || !l.relist {
-		t.Errorf("next state %#v: want a relist with the new shard", next)
+	if l, ok := next.(listing); !ok || !l.resharded {
+		t.Errorf("next state %#v: want a list of the newest state with the new shard", next)
 	}
 	st := r.Status()
 	if st.ShardDropped != 0 || st.ShardFiltering != ShardFilteringUnknown || st.Relists != 0 {
@@ -158,8 +158,8 @@ func (p *pager) Watch(context.Context, listwatch.WatchOptions) (listwatch.Stream
 }
 
 // A list under way when the shard changes asks for no further page, stores nothing, and
-// is followed by a list with the new shard, at least as new as the state seen, whose
-// storing closes the channel.
+// is followed by a list with the new shard, of the newest state, whose storing closes the
+// channel.
 func TestSetShardAbandonsAListBetweenPages(t *testing.T) {
 	src := &pager{}
 	store := &opStore{}
@@ -175,7 +175,7 @@ func TestSetShardAbandonsAListBetweenPages(t *testing.T) {
 	bo := backoffState{cfg: r.opts.Backoff}
 	ctx := context.Background()
 	next := r.step(ctx, listing{}, &bo)
-	if l, ok := next.(listing); !ok || !l.relist {
+	if l, ok := next.(listing); !ok || !l.resharded {
 		t.Fatalf("next state %#v: want a list with the new shard", next)
 	}
 	if len(src.asked) != 1 || len(store.ops) != 0 || isDone(done) {
@@ -187,8 +187,9 @@ func TestSetShardAbandonsAListBetweenPages(t *testing.T) {
 	if d := cmp.Diff([]string{"replace 1 at 10"}, store.ops); d != "" {
 		t.Errorf("the store (-want +got):\n%s", d)
 	}
-	if got := src.asked[1]; got.Shard.String() != keep.String() || got.Continue != "" {
-		t.Errorf("the second list asked for shard %q, continue %q: want the new shard, from the start", got.Shard.String(), got.Continue)
+	if got := src.asked[1]; got.Shard.String() != keep.String() || got.Continue != "" || got.ResourceVersion != "" || got.ResourceVersionMatch != "" {
+		t.Errorf("the second list asked for shard %q, continue %q, resourceVersion %q (%q): want the new shard, from the start, the newest state",
+			got.Shard.String(), got.Continue, got.ResourceVersion, got.ResourceVersionMatch)
 	}
 	if !isDone(done) {
 		t.Error("the channel is still open once the new shard's list is stored")

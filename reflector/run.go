@@ -18,18 +18,24 @@ type state interface {
 	name() State
 }
 
-// listing fetches the whole state with a paginated list.
+// listing fetches the whole state with a paginated list: at resourceVersion "0" (any
+// state, from the watch cache), or "" (the newest) under Options.ConsistentLists, unless
+// one of these says otherwise.
 type listing struct {
-	// relist: the watch could not go on (410, an event lost); ask for at least the last
-	// resourceVersion, or the newest state when that one is gone.
+	// relist: the watch could not go on (410, an event lost); ask for at least the newest
+	// resourceVersion the store holds, or the newest state when that one is gone.
 	relist bool
+	// resharded: SetShard changed the shard under a fetch of the whole state, or under a
+	// watch when the part gained cannot be listed alone; ask for the newest state, as the
+	// list of a part gained does (see listAdded).
+	resharded bool
 }
 
 // streamingList fetches the whole state as a watch that starts with it (sendInitialEvents).
 type streamingList struct{}
 
 // listingAdded lists the part of the shard that SetShard added while the loop watched,
-// at the store's resourceVersion, and merges it into the store (see listAdded).
+// fresh (the newest state), and merges it into the store (see listAdded).
 type listingAdded struct{}
 
 // watching streams events into the store, from the last resourceVersion.
@@ -55,17 +61,17 @@ func (backingOff) name() State    { return StateBackingOff }
 func (r *Reflector[T]) Run(ctx context.Context) {
 	defer r.stop()
 	bo := backoffState{cfg: r.opts.Backoff}
-	for s := r.fetchWhole(false); s != nil; s = r.step(ctx, s, &bo) {
+	for s := r.fetchWhole(listing{}); s != nil; s = r.step(ctx, s, &bo) {
 	}
 }
 
 // fetchWhole is the state that fetches the whole state: a streaming list while the
-// server does them, else a list.
-func (r *Reflector[T]) fetchWhole(relist bool) state {
+// server does them (it reads the newest state), else the list l.
+func (r *Reflector[T]) fetchWhole(l listing) state {
 	if r.opts.StreamingList && !r.Status().StreamingFallback {
 		return streamingList{}
 	}
-	return listing{relist: relist}
+	return l
 }
 
 // step runs s and returns the next state, or nil once ctx has ended.
@@ -79,7 +85,7 @@ func (r *Reflector[T]) step(ctx context.Context, s state, bo *backoffState) stat
 	var next state
 	switch s := s.(type) {
 	case listing:
-		if err := r.list(ctx, s.relist); errors.Is(err, errShardChanged) {
+		if err := r.list(ctx, s); errors.Is(err, errShardChanged) {
 			next = r.refetch()
 		} else {
 			next = r.failed(err, s)
@@ -178,8 +184,8 @@ func (r *Reflector[T]) afterWatch(w watchResult, bo *backoffState) state {
 		r.fail(w.err)
 		r.opts.Metrics.Relist()
 		r.update(func(st *Status) { st.Relists++ })
-		r.log.Info("relisting", "reason", w.err, "resourceVersion", r.LastSyncResourceVersion())
-		return r.fetchWhole(true)
+		r.log.Info("relisting", "reason", w.err, "resourceVersion", r.relistRV())
+		return r.fetchWhole(listing{relist: true})
 	case brokeAfterWorking:
 		r.fail(w.err)
 		bo.reset()

@@ -230,11 +230,11 @@ func isClosed(ch <-chan struct{}) bool {
 
 // A running reflector's shard grows and shrinks while pods are created. Once SetShard
 // returns nothing outside the new shard reaches the store, even from events already on
-// their way; its channel is closed only once the store holds the new shard at the
-// resourceVersion the store was at (every pod of the new shard created by then; the
-// watch that resumes from there brings the rest); the pods that left are gone. A growth
-// lists the part gained alone, at that resourceVersion, a shrink lists nothing. Whether
-// the server filters or not, with streaming lists or without.
+// their way; its channel is closed only once the store holds the new shard: the part it
+// kept as of the resourceVersion the store was at, from which the watch resumes, and the
+// part it gained as of a fresh list (every pod created there before the call); the pods
+// that left are gone. A growth lists the part gained alone, fresh, a shrink lists
+// nothing. Whether the server filters or not, with streaming lists or without.
 func TestSetShardWhileRunning(t *testing.T) {
 	type change struct {
 		name     string
@@ -277,20 +277,31 @@ func testSetShardWhileRunning(t *testing.T, from, to shard.Selector, ignore, str
 
 	stop := book.churn(t, f, "churn")
 	mark := len(f.log.snapshot())
+	before := book.rv() // every pod created before the call is at most this one
 	done, err := r.SetShard(to)
 	if err != nil {
 		t.Fatal(err)
 	}
 	store.setGuard(to)
 	awaitShard(t, done, r)
-	// At the close, the store holds the new shard as it was at the resourceVersion the
-	// first request after the call carries: the list of the part gained, or the watch.
 	atClose := store.names()
-	// A shrink closes the channel before the watch that follows is asked for.
-	testwait.Eventually(t, 10*time.Second, func() bool { return len(f.log.snapshot()) > mark }, "waiting for a request after SetShard")
-	at := f.log.snapshot()[mark].query.Get("resourceVersion")
-	if missing := setMinus(book.selectedAt(to, at), atClose); len(missing) > 0 {
-		t.Errorf("the channel closed with pods of the new shard at resourceVersion %s missing from the store: %v", at, missing)
+	// At the close, the store holds the part kept as it was at the resourceVersion the
+	// watch after the call resumes from (a shrink closes the channel before that watch is
+	// asked for), and the part gained as a list after the call saw it.
+	var at string
+	testwait.Eventually(t, 10*time.Second, func() bool {
+		_, watches := splitRequests(f.log.snapshot()[mark:])
+		if len(watches) > 0 {
+			at = watches[0].Get("resourceVersion")
+		}
+		return at != ""
+	}, "waiting for the watch after SetShard")
+	held := book.selectedAt(to, at)
+	if gained := partOf(to, from); len(gained.Ranges) > 0 {
+		held = append(setMinus(held, book.selected(gained)), book.selectedAt(gained, before)...)
+	}
+	if missing := setMinus(held, atClose); len(missing) > 0 {
+		t.Errorf("the channel closed with pods of the new shard missing from the store (the part kept at %s, the part gained at %s): %v", at, before, missing)
 	}
 	stop()
 	book.createIn(t, f, to, "last")
@@ -322,8 +333,7 @@ func testSetShardWhileRunning(t *testing.T, from, to shard.Selector, ignore, str
 		t.Errorf("%d dropped while the server filters: the events of the part the shard lost are no fault", st.ShardDropped)
 	}
 	// The requests after the change cost the difference: a growth lists the part gained
-	// alone, at exactly the store's resourceVersion, a shrink lists nothing; the watches
-	// ask for the new shard.
+	// alone, fresh, a shrink lists nothing; the watches ask for the new shard.
 	var fetches []map[string]string
 	lastWatch := ""
 	for _, req := range f.log.snapshot()[mark:] {
@@ -336,8 +346,7 @@ func testSetShardWhileRunning(t *testing.T, from, to shard.Selector, ignore, str
 	}
 	var wantFetches []map[string]string
 	if gained := shard.Without(to.Ranges, from.Ranges); len(gained) > 0 {
-		wantFetches = append(wantFetches, map[string]string{"resourceVersionMatch": "Exact",
-			"shardSelector": shard.Selector{Field: to.Field, Ranges: gained}.String()})
+		wantFetches = append(wantFetches, map[string]string{"shardSelector": shard.Selector{Field: to.Field, Ranges: gained}.String()})
 	}
 	if d := cmp.Diff(wantFetches, fetches); d != "" {
 		t.Errorf("the lists after SetShard (-want +got):\n%s", d)
@@ -463,12 +472,11 @@ func TestSetShardWhileBackingOff(t *testing.T) {
 	if len(after) == 0 || after[0].watch() {
 		t.Fatalf("after the backoff, the first request is %v; want the list of the part gained", after)
 	}
-	// The store holds the quarter at the last resourceVersion: the part the half adds is
-	// listed at that one exactly.
+	// The store holds the quarter: the part the half adds is listed, fresh.
 	gained := shard.Selector{Field: shard.UID, Ranges: shard.Without(lowerHalf.Ranges, lowerQuarter.Ranges)}
-	if d := cmp.Diff(map[string]string{"resourceVersion": book.rv(), "resourceVersionMatch": "Exact", "shardSelector": gained.String()},
+	if d := cmp.Diff(map[string]string{"shardSelector": gained.String()},
 		pick(after[0].query, "resourceVersion", "resourceVersionMatch", "shardSelector")); d != "" {
-		t.Errorf("the list after the backoff (-want +got): the part gained, at the store's resourceVersion\n%s", d)
+		t.Errorf("the list after the backoff (-want +got): the part gained, fresh\n%s", d)
 	}
 }
 

@@ -112,12 +112,13 @@ func (r *Reflector[T]) keepInShard(items []T, info *object.ShardInfo, asked, sh 
 	return kept
 }
 
-// dropEvent passes over a watch event outside the current shard, from a stream opened
-// with sh. The server has still been followed this far, so the store hears of it as a
-// bookmark, as it would have from a server that filtered. uid and namespace never
-// change, so an object outside the shard was never stored and its MODIFIED or DELETED
-// has nothing to undo; an object in the part of the shard that SetShard just gave up
-// may be stored, and the loop drops that part from the store once the watch has ended.
+// dropEvent passes over a watch event outside the current shard, or one that a part
+// listed fresh already reflects (see freshPart), from a stream opened with sh. The server
+// has still been followed this far, so the store hears of it as a bookmark, as it would
+// have from a server that filtered. uid and namespace never change, so an object outside
+// the shard was never stored and its MODIFIED or DELETED has nothing to undo; an object
+// in the part of the shard that SetShard just gave up may be stored, and the loop drops
+// that part from the store once the watch has ended.
 func (r *Reflector[T]) dropEvent(ev listwatch.Event[T], sh *shardState) {
 	if !inShard(sh, ev.Object) {
 		// Outside what the stream asked for: the server ignored the selector. An event

@@ -24,6 +24,7 @@ import (
 // scriptedSource answers a reflector's list and watch as a scenario says.
 type scriptedSource struct {
 	listErr  error
+	listRV   string // the lists' resourceVersion ["10", the store's]
 	watchErr error
 	events   []listwatch.Event[*object.Pod] // what the watch delivers
 	end      error                          // then how it ends (io.EOF: cleanly)
@@ -43,7 +44,11 @@ func (s *scriptedSource) List(_ context.Context, opts listwatch.ListOptions) (*o
 	if s.reshard != nil {
 		s.reshard()
 	}
-	return &object.List[*object.Pod]{ListMeta: object.ListMeta{ResourceVersion: "10"}}, nil
+	rv := s.listRV
+	if rv == "" {
+		rv = "10"
+	}
+	return &object.List[*object.Pod]{ListMeta: object.ListMeta{ResourceVersion: rv}}, nil
 }
 
 func (s *scriptedSource) Watch(context.Context, listwatch.WatchOptions) (listwatch.Stream[*object.Pod], error) {
@@ -141,7 +146,13 @@ func scenarios() map[string]scenario {
 	return map[string]scenario{
 		"the list is stored": {from: listing{}},
 		"the list fails":     {from: listing{}, source: scriptedSource{listErr: object.NewStatusError(http.StatusInternalServerError, "", "boom")}},
-		"the shard changes before the list is stored": {from: listing{}, reshard: otherShard, check: refetched},
+		"the shard changes before the list is stored": {from: listing{}, reshard: otherShard,
+			check: func(t *testing.T, r *Reflector[*object.Pod], next state, bo *backoffState) {
+				refetched(t, r, next, bo)
+				if l, ok := next.(listing); !ok || !l.resharded {
+					t.Errorf("next state %#v: want a list of the newest state", next)
+				}
+			}},
 		"the initial-events-end bookmark arrives": {from: streamingList{}, streaming: true,
 			source: scriptedSource{events: []listwatch.Event[*object.Pod]{podEvent(listwatch.Added, "5"), initialEventsEnd("10")}, end: io.EOF},
 			check: func(t *testing.T, _ *Reflector[*object.Pod], next state, _ *backoffState) {
@@ -198,11 +209,12 @@ func scenarios() map[string]scenario {
 			source: scriptedSource{events: []listwatch.Event[*object.Pod]{podEvent(listwatch.Modified, "11")}, end: io.EOF, hang: true},
 			check: func(t *testing.T, r *Reflector[*object.Pod], next state, bo *backoffState) {
 				refetched(t, r, next, bo)
-				if l, ok := next.(listing); !ok || !l.relist {
-					t.Errorf("next state %#v: want a relist", next)
+				if l, ok := next.(listing); !ok || !l.resharded {
+					t.Errorf("next state %#v: want a list of the newest state", next)
 				}
 			}},
 		"the part gained is stored": {from: listingAdded{}, shard: quarterShard, grown: otherShard,
+			source: scriptedSource{listRV: "12"}, // newer than the store's 10
 			check: func(t *testing.T, r *Reflector[*object.Pod], _ state, _ *backoffState) {
 				askedForThePartGained(t, r)
 				if st := r.store.(*countStore); st.scoped != 1 || st.replaces != 0 {
@@ -212,14 +224,19 @@ func scenarios() map[string]scenario {
 				if st := r.Status(); st.ShardFiltering != ShardFilteringClient || st.Relists != 0 || st.LastError != nil {
 					t.Errorf("status %+v: want the list without shardInfo judged, no relist, no error", st)
 				}
+				// The watch resumes from the rest's position, the part's events up to 12
+				// dropped, and a relist would ask for at least 12.
+				if rv, rel := r.LastSyncResourceVersion(), r.relistRV(); rv != "10" || len(r.fresh) != 1 || r.fresh[0].rv != "12" || rel != "12" {
+					t.Errorf("resourceVersion %s, fresh parts %+v, relist at %s: want 10, the part at 12, 12", rv, r.fresh, rel)
+				}
 			}},
-		"410 on the exact resourceVersion": {from: listingAdded{}, shard: quarterShard, grown: otherShard,
-			source: scriptedSource{listErr: errGone},
+		"the server refuses the list of the part": {from: listingAdded{}, shard: quarterShard, grown: otherShard,
+			source: scriptedSource{listErr: object.NewStatusError(http.StatusUnprocessableEntity, object.ReasonInvalid, "no")},
 			check: func(t *testing.T, r *Reflector[*object.Pod], next state, bo *backoffState) {
 				askedForThePartGained(t, r)
 				refetched(t, r, next, bo)
-				if l, ok := next.(listing); !ok || !l.relist {
-					t.Errorf("next state %#v: want a relist", next)
+				if l, ok := next.(listing); !ok || !l.resharded {
+					t.Errorf("next state %#v: want a list of the newest state", next)
 				}
 			}},
 		"the list of the part fails": {from: listingAdded{}, shard: quarterShard, grown: otherShard,
@@ -260,7 +277,7 @@ func noRequestButTheWatch(t *testing.T, r *Reflector[*object.Pod]) {
 }
 
 // askedForThePartGained checks that the one list asked for the part of otherShard
-// outside quarterShard, at exactly the store's resourceVersion.
+// outside quarterShard, fresh: at resourceVersion "", with no resourceVersionMatch.
 func askedForThePartGained(t *testing.T, r *Reflector[*object.Pod]) {
 	t.Helper()
 	part := shard.Selector{Field: shard.Namespace, Ranges: []shard.Range{{First: 1 << 62, Last: 1<<63 - 1}}}
@@ -268,7 +285,7 @@ func askedForThePartGained(t *testing.T, r *Reflector[*object.Pod]) {
 	for _, o := range r.lw.(*scriptedSource).lists {
 		got = append(got, fmt.Sprintf("%s rv=%s match=%s limit=%d", o.Shard, o.ResourceVersion, o.ResourceVersionMatch, o.Limit))
 	}
-	if d := cmp.Diff([]string{fmt.Sprintf("%s rv=10 match=Exact limit=500", part)}, got); d != "" {
+	if d := cmp.Diff([]string{fmt.Sprintf("%s rv= match= limit=500", part)}, got); d != "" {
 		t.Errorf("lists (-want +got):\n%s", d)
 	}
 }
@@ -287,7 +304,7 @@ func fellBack(t *testing.T, r *Reflector[*object.Pod], _ state, _ *backoffState)
 	if !r.Status().StreamingFallback {
 		t.Error("the streaming list was not given up for good")
 	}
-	if s := r.fetchWhole(true); s != (listing{relist: true}) {
+	if s := r.fetchWhole(listing{relist: true}); s != (listing{relist: true}) {
 		t.Errorf("a later relist would be %#v, not a list", s)
 	}
 }

@@ -103,16 +103,19 @@ func (r *Reflector[T]) watch(ctx context.Context, w listwatch.Stream[T], sh *sha
 }
 
 // apply hands a watch event of a stream opened with sh to the store, unless its object
-// is outside the current shard, which is sh unless SetShard has changed it since: the
-// check and the store call are one step under storeMu.
+// is outside the current shard, which is sh unless SetShard has changed it since (the
+// check and the store call are one step under storeMu), or in a part listed fresh that
+// already reflects the event (see freshPart).
 func (r *Reflector[T]) apply(ev listwatch.Event[T], sh *shardState) {
+	rv := ev.Object.Meta().ResourceVersion
+	defer r.passed(rv)
 	if ev.Type == listwatch.Bookmark {
 		if b, ok := r.store.(Bookmarker); ok {
-			b.Bookmark(ev.Object.Meta().ResourceVersion)
+			b.Bookmark(rv)
 		}
 	} else {
 		r.storeMu.Lock()
-		if !inShard(r.shard.Load(), ev.Object) {
+		if !inShard(r.shard.Load(), ev.Object) || r.known(ev.Object) {
 			r.storeMu.Unlock()
 			r.dropEvent(ev, sh)
 			return
@@ -133,7 +136,7 @@ func (r *Reflector[T]) apply(ev listwatch.Event[T], sh *shardState) {
 		r.storeMu.Unlock()
 	}
 	r.opts.Metrics.Event(ev.Type)
-	r.recordRV(ev.Object.Meta().ResourceVersion)
+	r.recordRV(rv)
 }
 
 func (r *Reflector[T]) recordRV(rv string) {

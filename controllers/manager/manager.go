@@ -223,7 +223,7 @@ func (m *Manager) setUpShared() (controllers.Options, error) {
 	if err != nil {
 		return controllers.Options{}, err
 	}
-	m.factory = informer.NewFactory(m.opts.Client, informer.FactoryOptions{Metrics: infMetrics, Logger: m.opts.Logger})
+	m.factory = informer.NewFactory(m.opts.Client, informer.FactoryOptions{Metrics: infMetrics, Logger: m.opts.Logger, ConsistentLists: m.opts.Sharding != nil})
 	return controllers.Options{QueueMetrics: queueMetrics, Metrics: syncMetrics, Logger: m.opts.Logger,
 		Namespace: m.opts.Namespace, ResyncPeriod: m.opts.ResyncPeriod, CrashOnPanic: m.opts.CrashOnPanic}, nil
 }
