@@ -435,8 +435,8 @@ func (st groupState) planStable(live []string) string {
 		}
 	}
 	b := shard.Balance(plan.Assign(live), points)
-	if current || b <= 1+shard.Slack {
-		return ""
+	if current || b <= shardgroup.ReplanAbove {
+		return "" // its planner has no reason to cut it again
 	}
 	return fmt.Sprintf("the plan (%d slots) was not cut from the load published now, by which the busiest member holds %.2f × the mean", plan.Len(), b)
 }

@@ -10,13 +10,12 @@ import (
 )
 
 // When the group's plan is cut again: only when the busiest member holds more than
-// replanAbove × the mean load, the new plan would lower that by at least replanGain, the
-// plan has stood for planCooldown LeaseDurations, and the group's load has held within 5%
-// for two load periods. Every new plan moves slots between
-// members, and loads change all the time: a plan that chased every change would keep
-// the group handing over.
+// ReplanAbove × the mean load, the new plan would lower that by at least replanGain, the
+// plan has stood for planCooldown LeaseDurations, and the group's load has held within
+// 5% for two load periods. Every new plan moves slots between members, and loads change
+// all the time: a plan that chased every change would keep the group handing over.
 const (
-	replanAbove  = 1.15
+	ReplanAbove  = 1.15
 	replanGain   = 0.05
 	planCooldown = 5
 )
@@ -65,7 +64,7 @@ func (r *runner) replan(ctx context.Context, peers []peer, now time.Time) {
 	if r.m.metrics != nil {
 		r.m.metrics.balance.Set(before)
 	}
-	if before <= replanAbove {
+	if before <= ReplanAbove {
 		return
 	}
 	next := shard.PlanFor(points, r.o.Slots)
