@@ -214,7 +214,7 @@ func TestEngineDataRates(t *testing.T) {
 			queues:    []queueRow{{name: "ctl"}}}},
 		{"second: over the two seconds between", second, snapshot{
 			informers: []informerRow{{"deployments", "deploy", 0, 0}, {"replicasets", "rs", 0, 0}, {"pods", "pods", 5, 0}},
-			queues:    []queueRow{{name: "ctl", depth: 2, syncsPerSec: 2, retries: 1, stale: 2}}}},
+			queues:    []queueRow{{name: "ctl", depth: 2, syncsPerSec: 2, retries: 3, stale: 2}}}},
 	} {
 		if d := cmp.Diff(tt.want, tt.s, cmp.AllowUnexported(snapshot{}, informerRow{}, queueRow{})); d != "" {
 			t.Errorf("%s (-want +got):\n%s", tt.name, d)

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kinformer/kinformer/controllers"
 	"github.com/kinformer/kinformer/object"
 )
 
@@ -139,7 +140,7 @@ func (r *rollout) setDeploymentRevision(rev string) error {
 		return err
 	}
 	if err := r.dc.w.patchDeployment(r.ctx, d, "", patch); err != nil {
-		return err
+		return controllers.OutdatedIfConflict(resourceDeployments, err)
 	}
 	if d.Annotations == nil {
 		d.Annotations = map[string]string{}

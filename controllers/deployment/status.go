@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/kinformer/kinformer/controllers"
 	"github.com/kinformer/kinformer/object"
 )
 
@@ -180,7 +181,7 @@ func (dc *Controller) writeStatus(ctx context.Context, d *object.Deployment, st 
 		return err
 	}
 	if err := dc.w.patchDeployment(ctx, d, "status", patch); err != nil {
-		return fmt.Errorf("updating the status of %s: %w", object.Key(d), err)
+		return fmt.Errorf("updating the status of %s: %w", object.Key(d), controllers.OutdatedIfConflict(resourceDeployments, err))
 	}
 	d.Status = st
 	return nil

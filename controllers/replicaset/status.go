@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/kinformer/kinformer/controllers"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 )
@@ -84,7 +85,7 @@ func (rc *Controller) writeStatus(ctx context.Context, rs *object.ReplicaSet, st
 	}
 	written, err := rc.replicaSetsIn(rs.Namespace).Patch(ctx, rs.Name, listwatch.MergePatch, patch, "status")
 	if err != nil {
-		return fmt.Errorf("updating the status of %s: %w", object.Key(rs), err)
+		return fmt.Errorf("updating the status of %s: %w", object.Key(rs), controllers.OutdatedIfConflict(resourceReplicaSets, err))
 	}
 	rc.wrote(rs, resourceReplicaSets, written.ResourceVersion)
 	return nil
