@@ -219,6 +219,10 @@ func (b *bench) stop(id string) {
 	delete(b.members, id)
 }
 
+// calmFor is how long the group must stay as it is to count as settled: with the bench's
+// 250 ms rounds the planner waits 2.5 s for the load to hold still, then cuts.
+const calmFor = 6 * time.Second
+
 // snapshot is the group when it has settled.
 type snapshot struct {
 	what    string
@@ -231,8 +235,9 @@ type snapshot struct {
 }
 
 // stable waits until the members divide the space between them, each acting on its
-// target, the cluster holds want objects, and that has held for two seconds, and
-// returns the group then.
+// target, the cluster holds want objects, and that has held for calm (longer than the
+// planner waits for the load to hold still before it cuts a plan), and returns the group
+// then.
 func (b *bench) stable(what string, want int) (snapshot, error) {
 	start := time.Now()
 	var calm time.Time
@@ -247,8 +252,8 @@ func (b *bench) stable(what string, want int) (snapshot, error) {
 			calm, last = time.Time{}, s.key()
 		case calm.IsZero():
 			calm = time.Now()
-		case time.Since(calm) >= 2*time.Second:
-			s.what, s.took = what, time.Since(start)
+		case time.Since(calm) >= calmFor:
+			s.what, s.took = what, calm.Sub(start) // when it reached the state it kept
 			return s, nil
 		}
 		if why != "" {
