@@ -374,13 +374,7 @@ func runShardCases(t *testing.T, tg shardTarget) shardAnswers {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runCtx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { inf.Run(runCtx); close(done) }()
-	defer func() { cancel(); <-done }()
-	if err := informer.WaitForSync(testwait.Context(t, 30*time.Second), inf); err != nil {
-		t.Fatal(err)
-	}
+	runSynced(t, inf)
 	var cached []string
 	for _, o := range inf.Cache().List() {
 		cached = append(cached, object.Key(o))
@@ -634,13 +628,7 @@ func testShardChange(t *testing.T, c *listwatch.Client, gated bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runCtx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { inf.Run(runCtx); close(done) }()
-	defer func() { cancel(); <-done }()
-	if err := informer.WaitForSync(testwait.Context(t, 30*time.Second), inf); err != nil {
-		t.Fatal(err)
-	}
+	runSynced(t, inf)
 	// The cache is the shard as a fresh list of the server says, filtered here.
 	fresh := func(sel shard.Selector) []string {
 		var out []string
@@ -762,4 +750,16 @@ func testShardChange(t *testing.T, c *listwatch.Client, gated bool) {
 		sp.createLabelled(t, pods, ns, "c", labels)
 	}
 	cacheIs(quarter, "after pods were created")
+}
+
+// runSynced runs inf until the test ends, and waits for its cache to sync.
+func runSynced[T object.Object](t *testing.T, inf *informer.Informer[T]) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { inf.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	if err := informer.WaitForSync(testwait.Context(t, 30*time.Second), inf); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
@@ -403,16 +402,7 @@ func TestConsistentListsAskForTheNewestState(t *testing.T) {
 	}
 
 	// A 410: the relist asks for at least the last resourceVersion seen.
-	faults := f.sim.Faults()
-	faults.FailRequests(1000, http.StatusServiceUnavailable, 0, func(r *http.Request) bool { return r.URL.Query().Get("watch") == "1" })
-	faults.CutWatches(1, false)
-	f.create(t, "cut")
-	testwait.Eventually(t, 10*time.Second, func() bool { return store.has("add cut") }, "waiting for add cut in the store")
-	seen := r.LastSyncResourceVersion()
-	f.create(t, "missed")
-	f.sim.Compact()
-	faults.CutWatches(0, false)
-	faults.FailRequests(0, 0, 0, nil)
+	seen := f.expire(t, r, store)
 	testwait.Eventually(t, 10*time.Second, func() bool { return store.has("replace 7") }, "waiting for the relist in the store")
 	lists, _ = f.log.split()
 	if d := cmp.Diff(map[string]string{"resourceVersion": seen, "resourceVersionMatch": "NotOlderThan", "limit": "2"},

@@ -222,6 +222,24 @@ func (f *fixture) create(t *testing.T, name string) {
 	}
 }
 
+// expire ends r's watch and holds new ones off, creates "cut" (which r sees) and
+// "missed" (which it does not), compacts past r's resourceVersion and lets watches
+// through again: r must relist. It returns the resourceVersion r had seen.
+func (f *fixture) expire(t *testing.T, r *reflector.Reflector[*object.Pod], store *logStore) string {
+	t.Helper()
+	faults := f.sim.Faults()
+	faults.FailRequests(1000, http.StatusServiceUnavailable, 0, func(r *http.Request) bool { return r.URL.Query().Get("watch") == "1" })
+	faults.CutWatches(1, false)
+	f.create(t, "cut")
+	testwait.Eventually(t, 10*time.Second, func() bool { return store.has("add cut") }, "waiting for add cut in the store")
+	seen := r.LastSyncResourceVersion()
+	f.create(t, "missed")
+	f.sim.Compact()
+	faults.CutWatches(0, false)
+	faults.FailRequests(0, 0, 0, nil)
+	return seen
+}
+
 // run starts a reflector into store and stops it when the test ends.
 func (f *fixture) run(t *testing.T, store reflector.Store[*object.Pod], opts reflector.Options) *reflector.Reflector[*object.Pod] {
 	t.Helper()
@@ -366,16 +384,7 @@ func TestRelistAfterGoneAsksForAtLeastTheLastResourceVersion(t *testing.T) {
 	r := f.run(t, store, reflector.Options{})
 	testwait.Eventually(t, 10*time.Second, func() bool { return r.Status().State == reflector.StateWatching }, "waiting for the reflector to watch")
 	// End the watch, hold off new ones, move on and compact past the reflector's RV.
-	faults := f.sim.Faults()
-	faults.FailRequests(1000, http.StatusServiceUnavailable, 0, func(r *http.Request) bool { return r.URL.Query().Get("watch") == "1" })
-	faults.CutWatches(1, false)
-	f.create(t, "cut")
-	testwait.Eventually(t, 10*time.Second, func() bool { return store.has("add cut") }, "waiting for add cut in the store")
-	seen := r.LastSyncResourceVersion()
-	f.create(t, "missed")
-	f.sim.Compact()
-	faults.CutWatches(0, false)
-	faults.FailRequests(0, 0, 0, nil)
+	seen := f.expire(t, r, store)
 	testwait.Eventually(t, 10*time.Second, func() bool { return store.has("replace 3") }, "waiting for replace 3 in the store")
 
 	lists, _ := f.log.split()
