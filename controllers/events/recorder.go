@@ -41,6 +41,13 @@ type Ref struct {
 	Meta             *object.ObjectMeta
 }
 
+// reference copies what an event says about the object.
+func (ref Ref) reference() ObjectReference {
+	m := ref.Meta
+	return ObjectReference{APIVersion: ref.APIVersion, Kind: ref.Kind, Namespace: m.Namespace,
+		Name: m.Name, UID: m.UID, ResourceVersion: m.ResourceVersion}
+}
+
 // Recorder queues events and writes them to the apiserver from Run.
 type Recorder struct {
 	client *listwatch.Client
@@ -57,8 +64,11 @@ type Recorder struct {
 }
 
 // pending is an event waiting in the queue.
+// It holds a copy of the involved object's reference, taken when the event was
+// recorded: the caller goes on changing its object (a revision written after the event)
+// while the event waits.
 type pending struct {
-	ref                  Ref
+	involved             ObjectReference
 	typ, reason, message string
 	at                   time.Time
 }
@@ -112,7 +122,7 @@ func (r *Recorder) Eventf(ref Ref, typ, reason, format string, args ...any) {
 		return
 	}
 	select {
-	case r.queue <- pending{ref: ref, typ: typ, reason: reason, message: fmt.Sprintf(format, args...), at: now}:
+	case r.queue <- pending{involved: ref.reference(), typ: typ, reason: reason, message: fmt.Sprintf(format, args...), at: now}:
 	default:
 		r.dropped.Add(1)
 	}
@@ -172,7 +182,7 @@ func (r *Recorder) writeWithin(ctx context.Context, p pending, d time.Duration) 
 
 // write creates the event, or updates the Event of its series when it repeats one.
 func (r *Recorder) write(ctx context.Context, p pending) {
-	key := aggregateKey{uid: p.ref.Meta.UID, typ: p.typ, reason: p.reason, message: p.message}
+	key := aggregateKey{uid: p.involved.UID, typ: p.typ, reason: p.reason, message: p.message}
 	r.mu.Lock()
 	s := r.written[key]
 	r.forgetOld(p.at)
@@ -224,7 +234,7 @@ func (r *Recorder) in(ns string) *listwatch.Resource[*Event] {
 }
 
 func (r *Recorder) newEvent(p pending, stamp int64) *Event {
-	m := p.ref.Meta
+	m := p.involved
 	at := object.Time{Time: p.at.UTC().Truncate(time.Second)}
 	ev := &Event{
 		APIVersion: "v1", Kind: "Event",
@@ -232,8 +242,7 @@ func (r *Recorder) newEvent(p pending, stamp int64) *Event {
 			// As kube-controller-manager's recorder names them: the time in hexadecimal
 			// nanoseconds after the object's name.
 			Name: m.Name + "." + strconv.FormatInt(stamp, 16)},
-		InvolvedObject: ObjectReference{APIVersion: p.ref.APIVersion, Kind: p.ref.Kind, Namespace: m.Namespace,
-			Name: m.Name, UID: m.UID, ResourceVersion: m.ResourceVersion},
+		InvolvedObject: m,
 		Reason: p.reason, Message: p.message, Type: p.typ, Count: 1,
 		FirstTimestamp: at, LastTimestamp: at,
 		Source:             EventSource{Component: r.opts.Component, Host: r.opts.Host},

@@ -85,3 +85,23 @@ func TestEachObjectIsRateLimited(t *testing.T) {
 		t.Errorf("dropped %d, want 7", r.Dropped())
 	}
 }
+
+// A controller goes on writing its object after recording an event about it (the
+// Deployment controller writes the revision): the event names the object as it was when
+// recorded, and reading it later races with nothing (run with -race).
+func TestTheEventKeepsTheObjectAsRecorded(t *testing.T) {
+	r, stop, evs, _ := run(t, Options{})
+	meta := *rs.Meta
+	ref := Ref{APIVersion: rs.APIVersion, Kind: rs.Kind, Meta: &meta}
+	r.Eventf(ref, Normal, "ScalingReplicaSet", "Scaled up")
+	meta.ResourceVersion = "6"
+	stop()
+	got := list(t, evs)
+	if len(got) != 1 {
+		t.Fatalf("events: %d, want 1", len(got))
+	}
+	want := ObjectReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Namespace: "ns", Name: "web", UID: "u1", ResourceVersion: "5"}
+	if d := cmp.Diff(want, got[0].InvolvedObject); d != "" {
+		t.Errorf("involved object (-want +got):\n%s", d)
+	}
+}
