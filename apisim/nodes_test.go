@@ -8,7 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kinformer/kinformer/apisim"
-	"github.com/kinformer/kinformer/internal/testwait"
+	"github.com/kinformer/kinformer/internal/testrig/testwait"
 )
 
 // A kubelet's registration as the simulator must take it: a cluster-scoped Node created

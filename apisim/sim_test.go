@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kinformer/kinformer/apisim"
-	"github.com/kinformer/kinformer/internal/leakcheck"
+	"github.com/kinformer/kinformer/internal/testrig/leakcheck"
 )
 
 func start(t *testing.T, opts apisim.Options) (*apisim.Server, string) {

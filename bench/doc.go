@@ -109,14 +109,15 @@
 // decoding in listwatch, internal/jsonscan and object, the whole data path from a watch's
 // bytes to a handler and a relist's peak memory in informer, the queue in workqueue, the
 // stream server's hot path in bench/internal/streamserver and its loopback rate in
-// bench/cmd/ceiling. The bodies that client-go runs too live in internal/pipelinebench
-// (the informer's data path) and internal/queuebench (the work queue), so that both
-// engines run the very same code.
+// bench/cmd/ceiling. The bodies that client-go runs too live in
+// internal/testrig/pipelinebench (the informer's data path) and internal/testrig/queuebench
+// (the work queue), so that both engines run the very same code.
 //
 // # The client-go module
 //
 // bench/clientgo has its own go.mod, so that the engine's never names k8s.io: its tests
-// (make bench-compare) run internal/pipelinebench and internal/queuebench on client-go
-// next to kinformer, cmd/clientgo-runner is client-go's runner, and cmd/watchrunner
-// prints client-go's informer events for the chaos package's recovery comparison.
+// (make bench-compare) run internal/testrig/pipelinebench and internal/testrig/queuebench
+// on client-go next to kinformer, cmd/clientgo-runner is client-go's runner, and
+// cmd/watchrunner prints client-go's informer events for the chaos package's recovery
+// comparison.
 package bench

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/kinformer/kinformer/fakekubelet"
-	"github.com/kinformer/kinformer/internal/overshoot"
-	"github.com/kinformer/kinformer/internal/testwait"
+	"github.com/kinformer/kinformer/internal/testrig/overshoot"
+	"github.com/kinformer/kinformer/internal/testrig/testwait"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 )

@@ -9,7 +9,7 @@ import (
 
 	"github.com/kinformer/kinformer/controllers/manager"
 	"github.com/kinformer/kinformer/informer"
-	"github.com/kinformer/kinformer/internal/eventcheck"
+	"github.com/kinformer/kinformer/internal/testrig/eventcheck"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 	"github.com/kinformer/kinformer/reflector"

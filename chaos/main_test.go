@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kinformer/kinformer/internal/cluster"
+	"github.com/kinformer/kinformer/internal/testrig/cluster"
 )
 
 var (

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kinformer/kinformer/internal/leakcheck"
-	"github.com/kinformer/kinformer/internal/testwait"
+	"github.com/kinformer/kinformer/internal/testrig/leakcheck"
+	"github.com/kinformer/kinformer/internal/testrig/testwait"
 )
 
 // What a process holds once the engine has stopped: its goroutines, and its live heap
@@ -29,7 +29,7 @@ func goroutinesNow() goroutineSet { return leakcheck.Goroutines() }
 // goroutines (one waits for each process, and a restarted apiserver has a new one) are
 // not compared.
 func waitGoroutines(base goroutineSet, d time.Duration, tidy func()) []string {
-	compared := func(stack string) bool { return !strings.Contains(stack, "internal/cluster.(*Cluster).launch") }
+	compared := func(stack string) bool { return !strings.Contains(stack, "internal/testrig/cluster.(*Cluster).launch") }
 	var diff []string
 	testwait.Every(20*time.Millisecond).Poll(d, func() bool {
 		tidy()

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/kinformer/kinformer/clock"
-	"github.com/kinformer/kinformer/internal/leakcheck"
+	"github.com/kinformer/kinformer/internal/testrig/leakcheck"
 	"github.com/kinformer/kinformer/workqueue"
 )
 

@@ -19,9 +19,9 @@ import (
 
 	"github.com/kinformer/kinformer/clock"
 	"github.com/kinformer/kinformer/controllers/consistency"
-	"github.com/kinformer/kinformer/internal/leakcheck"
-	"github.com/kinformer/kinformer/internal/logbuf"
-	"github.com/kinformer/kinformer/internal/testwait"
+	"github.com/kinformer/kinformer/internal/testrig/leakcheck"
+	"github.com/kinformer/kinformer/internal/testrig/logbuf"
+	"github.com/kinformer/kinformer/internal/testrig/testwait"
 	"github.com/kinformer/kinformer/workqueue"
 )
 

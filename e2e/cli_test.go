@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kinformer/kinformer/internal/testwait"
+	"github.com/kinformer/kinformer/internal/testrig/testwait"
 )
 
 // lineWatcher collects the lines a process prints.

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kinformer/kinformer/internal/cluster"
+	"github.com/kinformer/kinformer/internal/testrig/cluster"
 )
 
 // env is the cluster shared by the package's tests (one start costs ~15 s).

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kinformer/kinformer/internal/testwait"
+	"github.com/kinformer/kinformer/internal/testrig/testwait"
 )
 
 // TestSecureMetricsDelegateToTheAPIServer: `kinformer controller-manager --secure-port`

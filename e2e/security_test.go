@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/kinformer/kinformer/informer"
-	"github.com/kinformer/kinformer/internal/cluster"
-	"github.com/kinformer/kinformer/internal/simtest"
-	"github.com/kinformer/kinformer/internal/testwait"
+	"github.com/kinformer/kinformer/internal/testrig/cluster"
+	"github.com/kinformer/kinformer/internal/testrig/simtest"
+	"github.com/kinformer/kinformer/internal/testrig/testwait"
 	"github.com/kinformer/kinformer/object"
 )
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kinformer/kinformer/internal/testwait"
+	"github.com/kinformer/kinformer/internal/testrig/testwait"
 )
 
 // A member frozen from outside, against a real kube-apiserver with the

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kinformer/kinformer/internal/cluster"
-	"github.com/kinformer/kinformer/internal/testwait"
+	"github.com/kinformer/kinformer/internal/testrig/cluster"
+	"github.com/kinformer/kinformer/internal/testrig/testwait"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 	"github.com/kinformer/kinformer/shard"

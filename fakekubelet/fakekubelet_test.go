@@ -16,9 +16,9 @@ import (
 
 	"github.com/kinformer/kinformer/apisim"
 	"github.com/kinformer/kinformer/fakekubelet"
-	"github.com/kinformer/kinformer/internal/leakcheck"
-	"github.com/kinformer/kinformer/internal/simtest"
-	"github.com/kinformer/kinformer/internal/testwait"
+	"github.com/kinformer/kinformer/internal/testrig/leakcheck"
+	"github.com/kinformer/kinformer/internal/testrig/simtest"
+	"github.com/kinformer/kinformer/internal/testrig/testwait"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 )

@@ -12,7 +12,7 @@ import (
 
 	"github.com/kinformer/kinformer/clock"
 	"github.com/kinformer/kinformer/fakekubelet"
-	"github.com/kinformer/kinformer/internal/testwait"
+	"github.com/kinformer/kinformer/internal/testrig/testwait"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 )

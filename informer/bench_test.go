@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/kinformer/kinformer/internal/pipelinebench"
+	"github.com/kinformer/kinformer/internal/testrig/pipelinebench"
 )
 
 // BenchmarkPipeline measures one watch event's whole trip after the cache has synced:

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kinformer/kinformer/internal/leakcheck"
-	"github.com/kinformer/kinformer/internal/memtest"
-	"github.com/kinformer/kinformer/internal/testwait"
+	"github.com/kinformer/kinformer/internal/testrig/leakcheck"
+	"github.com/kinformer/kinformer/internal/testrig/memtest"
+	"github.com/kinformer/kinformer/internal/testrig/testwait"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 )

@@ -14,9 +14,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/kinformer/kinformer/indexer"
-	"github.com/kinformer/kinformer/internal/leakcheck"
-	"github.com/kinformer/kinformer/internal/logbuf"
-	"github.com/kinformer/kinformer/internal/testwait"
+	"github.com/kinformer/kinformer/internal/testrig/leakcheck"
+	"github.com/kinformer/kinformer/internal/testrig/logbuf"
+	"github.com/kinformer/kinformer/internal/testrig/testwait"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 )

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/kinformer/kinformer/apisim"
-	"github.com/kinformer/kinformer/internal/testwait"
+	"github.com/kinformer/kinformer/internal/testrig/testwait"
 	"github.com/kinformer/kinformer/object"
 	"github.com/kinformer/kinformer/trace"
 )

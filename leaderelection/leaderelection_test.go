@@ -14,7 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/kinformer/kinformer/internal/testwait"
+	"github.com/kinformer/kinformer/internal/testrig/testwait"
 	"github.com/kinformer/kinformer/lease"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"

@@ -6,7 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/kinformer/kinformer/internal/testwait"
+	"github.com/kinformer/kinformer/internal/testrig/testwait"
 )
 
 func TestMetricsAndHealth(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 
 	"github.com/kinformer/kinformer/apisim"
 	"github.com/kinformer/kinformer/clock"
-	"github.com/kinformer/kinformer/internal/simtest"
+	"github.com/kinformer/kinformer/internal/testrig/simtest"
 	"github.com/kinformer/kinformer/lease"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kinformer/kinformer/internal/memtest"
+	"github.com/kinformer/kinformer/internal/testrig/memtest"
 	"github.com/kinformer/kinformer/object"
 )
 

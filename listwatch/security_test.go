@@ -27,7 +27,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/kinformer/kinformer/informer"
-	"github.com/kinformer/kinformer/internal/leakcheck"
+	"github.com/kinformer/kinformer/internal/testrig/leakcheck"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 )

@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kinformer/kinformer/internal/codec"
-	"github.com/kinformer/kinformer/internal/memtest"
+	"github.com/kinformer/kinformer/internal/testrig/memtest"
 )
 
 // decodedWithout decodes in into a T with DropManagedFields, and into a T without it from

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/kinformer/kinformer/internal/codec"
-	"github.com/kinformer/kinformer/internal/memtest"
+	"github.com/kinformer/kinformer/internal/testrig/memtest"
 )
 
 // realisticPod returns pod i of a cluster as kube-apiserver 1.3x serves it, managedFields
@@ -95,19 +95,30 @@ var retained any
 // heap of retainedObjects distinct decoded objects (managedFields dropped, as the informer
 // does by default) after the frames they came from are gone; ns/op and MB/s are per object.
 func BenchmarkDecodePodRetained(b *testing.B) {
-	b.Run("pod", func(b *testing.B) { benchRetained[*Pod](b, realisticPod) })
-	b.Run("raw-metadata", func(b *testing.B) { benchRetained[*Raw](b, partialMetadata) })
+	b.Run("pod", func(b *testing.B) {
+		benchRetained[*Pod](b, realisticPod, func() DecodeOptions { return DecodeOptions{} })
+	})
+	b.Run("raw-metadata", func(b *testing.B) {
+		benchRetained[*Raw](b, partialMetadata, func() DecodeOptions { return DecodeOptions{} })
+	})
+	// As an informer decodes: managedFields dropped, and the cache's own table of shared parts.
+	b.Run("pod-cache", func(b *testing.B) {
+		benchRetained[*Pod](b, realisticPod, func() DecodeOptions {
+			return DecodeOptions{DropManagedFields: true, Maps: NewMapTable()}
+		})
+	})
 }
 
-func benchRetained[T Object](b *testing.B, gen func(int) []byte) {
+func benchRetained[T Object](b *testing.B, gen func(int) []byte, options func() DecodeOptions) {
 	frames := make([][]byte, retainedObjects)
 	size := 0
 	for i := range frames {
 		frames[i] = gen(i)
 		size += len(frames[i])
 	}
+	opts := options()
 	decode := func(f []byte) T {
-		obj, err := codec.DecodeUnvalidated[T](f, DecodeOptions{})
+		obj, err := codec.DecodeUnvalidated[T](f, opts)
 		if err != nil {
 			b.Fatal(err)
 		}

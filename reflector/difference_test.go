@@ -13,7 +13,7 @@ import (
 
 	"github.com/kinformer/kinformer/apisim"
 	"github.com/kinformer/kinformer/clock"
-	"github.com/kinformer/kinformer/internal/testwait"
+	"github.com/kinformer/kinformer/internal/testrig/testwait"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/reflector"
 	"github.com/kinformer/kinformer/shard"

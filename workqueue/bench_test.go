@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/kinformer/kinformer/internal/queuebench"
+	"github.com/kinformer/kinformer/internal/testrig/queuebench"
 	"github.com/kinformer/kinformer/workqueue"
 )
 

@@ -17,7 +17,7 @@ import (
 	restclientwatch "k8s.io/client-go/rest/watch"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/kinformer/kinformer/internal/pipelinebench"
+	"github.com/kinformer/kinformer/internal/testrig/pipelinebench"
 )
 
 // BenchmarkPipeline runs one MODIFIED pod event (the same recorded bytes for both) from

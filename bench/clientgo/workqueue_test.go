@@ -6,7 +6,7 @@ import (
 
 	cgworkqueue "k8s.io/client-go/util/workqueue"
 
-	"github.com/kinformer/kinformer/internal/queuebench"
+	"github.com/kinformer/kinformer/internal/testrig/queuebench"
 	"github.com/kinformer/kinformer/workqueue"
 )
 

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/kinformer/kinformer/bench/measure"
-	"github.com/kinformer/kinformer/internal/leakcheck"
-	"github.com/kinformer/kinformer/internal/logbuf"
+	"github.com/kinformer/kinformer/internal/testrig/leakcheck"
+	"github.com/kinformer/kinformer/internal/testrig/logbuf"
 	"github.com/kinformer/kinformer/object"
 )
 

@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/kinformer/kinformer/internal/logbuf"
+	"github.com/kinformer/kinformer/internal/testrig/logbuf"
 )
 
 // helpEntry is a command as a help shows it: its synopsis and what it does, each with

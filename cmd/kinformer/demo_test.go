@@ -6,7 +6,7 @@ import (
 
 	"github.com/kinformer/kinformer/apisim"
 	"github.com/kinformer/kinformer/fakekubelet"
-	"github.com/kinformer/kinformer/internal/simtest"
+	"github.com/kinformer/kinformer/internal/testrig/simtest"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 )

@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kinformer/kinformer/clock"
-	"github.com/kinformer/kinformer/internal/logbuf"
+	"github.com/kinformer/kinformer/internal/testrig/logbuf"
 	"github.com/kinformer/kinformer/object"
 )
 

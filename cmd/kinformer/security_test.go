@@ -15,8 +15,8 @@ import (
 	"testing"
 
 	"github.com/kinformer/kinformer/apisim"
-	"github.com/kinformer/kinformer/internal/leakcheck"
-	"github.com/kinformer/kinformer/internal/logbuf"
+	"github.com/kinformer/kinformer/internal/testrig/leakcheck"
+	"github.com/kinformer/kinformer/internal/testrig/logbuf"
 	"github.com/kinformer/kinformer/selfsigned"
 )
 

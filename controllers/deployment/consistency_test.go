@@ -17,8 +17,8 @@ import (
 	"github.com/kinformer/kinformer/controllers"
 	"github.com/kinformer/kinformer/controllers/consistency"
 	"github.com/kinformer/kinformer/informer"
-	"github.com/kinformer/kinformer/internal/leakcheck"
-	"github.com/kinformer/kinformer/internal/testwait"
+	"github.com/kinformer/kinformer/internal/testrig/leakcheck"
+	"github.com/kinformer/kinformer/internal/testrig/testwait"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 )

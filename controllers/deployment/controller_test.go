@@ -15,8 +15,8 @@ import (
 	"github.com/kinformer/kinformer/controllers/replicaset"
 	"github.com/kinformer/kinformer/fakekubelet"
 	"github.com/kinformer/kinformer/informer"
-	"github.com/kinformer/kinformer/internal/simtest"
-	"github.com/kinformer/kinformer/internal/testwait"
+	"github.com/kinformer/kinformer/internal/testrig/simtest"
+	"github.com/kinformer/kinformer/internal/testrig/testwait"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 )

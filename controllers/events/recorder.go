@@ -243,7 +243,7 @@ func (r *Recorder) newEvent(p pending, stamp int64) *Event {
 			// nanoseconds after the object's name.
 			Name: m.Name + "." + strconv.FormatInt(stamp, 16)},
 		InvolvedObject: m,
-		Reason: p.reason, Message: p.message, Type: p.typ, Count: 1,
+		Reason:         p.reason, Message: p.message, Type: p.typ, Count: 1,
 		FirstTimestamp: at, LastTimestamp: at,
 		Source:             EventSource{Component: r.opts.Component, Host: r.opts.Host},
 		ReportingComponent: r.opts.Component, ReportingInstance: r.opts.Host,

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kinformer/kinformer/internal/logbuf"
-	"github.com/kinformer/kinformer/internal/testwait"
+	"github.com/kinformer/kinformer/internal/testrig/logbuf"
+	"github.com/kinformer/kinformer/internal/testrig/testwait"
 )
 
 // An address already taken fails New with a ListenError that names the address and the

@@ -11,7 +11,7 @@ import (
 	"github.com/kinformer/kinformer/clock"
 	"github.com/kinformer/kinformer/controllers/consistency"
 	"github.com/kinformer/kinformer/controllers/expectations"
-	"github.com/kinformer/kinformer/internal/testwait"
+	"github.com/kinformer/kinformer/internal/testrig/testwait"
 	"github.com/kinformer/kinformer/object"
 )
 

@@ -1,4 +1,3 @@
-// Package notify keeps the callbacks that want to hear of a value's changes.
 package notify
 
 import (

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kinformer/kinformer/internal/cluster"
+	"github.com/kinformer/kinformer/internal/testrig/cluster"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
 )

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kinformer/kinformer/internal/testwait"
+	"github.com/kinformer/kinformer/internal/testrig/testwait"
 )
 
 func start(t testing.TB, o Options) (*Server, string) {

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/kinformer/kinformer/internal/cluster"
+	"github.com/kinformer/kinformer/internal/testrig/cluster"
 )
 
 func main() {
