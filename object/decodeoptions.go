@@ -12,16 +12,21 @@ import "github.com/kinformer/kinformer/internal/codec"
 //     an object's bytes and nothing a cache reads, and dropping it while decoding spares
 //     building it only to delete it (informer.StripManagedFields).
 //   - Maps, when set, gives the metadata's labels and annotations the table's map for
-//     the same pairs when it has one (see MapTable) instead of building another. Objects
-//     decoded so must not have those maps changed: use it where objects are read-only,
-//     as in an informer's cache, with a table of that cache's own.
+//     the same pairs when it has one (see MapTable) instead of building another, and
+//     the table's copy of any unknown members or long string that another live object
+//     decoded with it holds alike. Objects decoded so must not be changed in place: use
+//     it where objects are read-only, as in an informer's cache, with a table of that
+//     cache's own.
 type DecodeOptions = codec.Options
 
-// MapTable makes the objects of one cache share equal label and annotation maps: the
-// pods of one ReplicaSet carry the same labels, and so does an object from one update to
-// the next. Objects decoded with DecodeOptions.Maps set to a table get the table's map
-// when it holds exactly the pairs they would have; Share does the same for a map already
-// built. A table belongs to one cache (an informer makes its own), so that code which
+// MapTable makes the objects of one cache share what they hold alike: equal label and
+// annotation maps (the pods of one ReplicaSet carry the same labels, and so does an
+// object from one update to the next), and equal parts, the packed unknown members of a
+// container or a volume and long strings such as image digests (the pods of one
+// ReplicaSet are one template). Objects decoded with DecodeOptions.Maps set to a table
+// get the table's map when it holds exactly the pairs they would have; Share does the
+// same for a map already built. Parts are held weakly: each goes with the last object
+// that holds it (SharedParts counts those alive). A table belongs to one cache (an informer makes its own), so that code which
 // wrongly changes a shared map corrupts only that cache. It is the codec's
 // (internal/codec.MapTable), under this package's name; NewMapTable makes one.
 type MapTable = codec.MapTable

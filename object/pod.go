@@ -17,10 +17,21 @@ type Pod struct {
 	Unknown Unknown `json:"-"`
 }
 
-// PodSpec models only nodeName (assigned or not); containers, volumes and the rest stay raw.
+// PodSpec models the node the pod is bound to, and its volumes and containers down to
+// their names, images and mounts; the rest (probes, env, resources, tolerations, ...)
+// stays raw in the Unknown members of each part.
+//
+// The parts are typed for the cache's sake as much as for readers: the pods of one
+// ReplicaSet differ in their spec only by the name of their service-account volume
+// (kube-api-access-xxxxx), in the volume and in each container's mounts. With the names
+// in fields of their own, everything else in a container and a volume is the same bytes
+// from pod to pod, which an informer's cache holds once (see DecodeOptions.Maps).
 type PodSpec struct {
-	NodeName string  `json:"nodeName,omitempty"`
-	Unknown  Unknown `json:"-"`
+	NodeName       string      `json:"nodeName,omitempty"`
+	Volumes        []Volume    `json:"volumes,omitempty"`
+	InitContainers []Container `json:"initContainers,omitempty"`
+	Containers     []Container `json:"containers,omitempty"`
+	Unknown        Unknown     `json:"-"`
 }
 
 // PodPhase is the coarse lifecycle state of a pod.
@@ -44,12 +55,17 @@ type PodStatus struct {
 	Unknown           Unknown           `json:"-"`
 }
 
-// ContainerStatus is one entry of status.containerStatuses; its state, image and IDs stay
-// raw. The API always writes ready and restartCount, so they are never omitted.
+// ContainerStatus is one entry of status.containerStatuses; its state stays raw. The API
+// always writes ready and restartCount, so they are never omitted. The image's digest
+// (ImageID) is long and the same in every pod of a ReplicaSet: as a field of its own, a
+// cache holds it once.
 type ContainerStatus struct {
 	Name         string  `json:"name"`
 	Ready        bool    `json:"ready"`
 	RestartCount int32   `json:"restartCount"`
+	Image        string  `json:"image,omitempty"`
+	ImageID      string  `json:"imageID,omitempty"`
+	ContainerID  string  `json:"containerID,omitempty"`
 	Unknown      Unknown `json:"-"`
 }
 

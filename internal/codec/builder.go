@@ -141,9 +141,10 @@ func (b *builder) at(i int) *span {
 	return &b.more[i-len(b.small)]
 }
 
-// build returns the Members' buffer: nil for no members; a small one may be shared with
-// other Members holding the same members (buffers are never written once built).
-func (b *builder) build() []byte {
+// build returns the Members' buffer: nil for no members. It may be shared with other
+// Members holding the same members (buffers are never written once built): a small one
+// through the intern table, any through parts when it is set.
+func (b *builder) build(parts *parts) []byte {
 	if b.sp == nil {
 		return nil
 	}
@@ -160,6 +161,8 @@ func (b *builder) build() []byte {
 	var buf []byte
 	switch {
 	case len(out) == 0:
+	case parts != nil:
+		buf = parts.bytes(out)
 	case len(out) <= internMax:
 		buf = internBytes(out)
 	default:

@@ -87,7 +87,7 @@ func tableFor[T any](r *registry, opts Options) *table {
 	}
 	t := r.tables[rt.Elem()]
 	if t != nil && opts != (Options{}) && t.object != nil {
-		t = t.variantFor(opts)
+		t = t.variantFor(r, opts)
 	}
 	return t
 }
@@ -103,11 +103,11 @@ func unmarshalAny[T any](r *registry, data []byte, opts Options) (T, error) {
 }
 
 // variantFor is t's copy that decodes as opts say (opts is not the zero value).
-func (t *table) variantFor(opts Options) *table {
+func (t *table) variantFor(r *registry, opts Options) *table {
 	if opts.Maps == nil {
 		return t.object.dropped
 	}
-	return opts.Maps.variant(t, opts.DropManagedFields)
+	return opts.Maps.variant(r, t, opts.DropManagedFields)
 }
 
 // decodeStruct decodes the JSON object data (white space around it allowed) into the
@@ -172,7 +172,7 @@ func (t *table) decode(data []byte, i int, p unsafe.Pointer) (int, error) {
 		}
 	}
 	if t.unknown >= 0 {
-		(*Members)(unsafe.Add(p, t.unknown)).b = unknown.build()
+		(*Members)(unsafe.Add(p, t.unknown)).b = unknown.build(t.parts)
 	}
 	return j, nil
 }

@@ -80,6 +80,14 @@
 // with Options.Maps must be treated as read-only (the informer's mutation detector
 // catches those who do not).
 //
+// A MapTable also holds its cache's shared parts (parts.go): a struct's Unknown buffer,
+// or a long string, that another live object decoded with the same table already holds
+// is handed out again instead of copied. The pods of one ReplicaSet then hold their
+// containers' and volumes' unknown members once. The table points at its parts weakly:
+// a part goes with the last object holding it, and its entry with it. Objects decoded
+// so share bytes that Unknown.Get may hand out: writing into them changes every object
+// holding the part, which is one more reason the cache's objects are read-only.
+//
 // The registered schema and the intern tables are the package's only package-level
 // state: the first is written once, at init; the second are lossy caches whose lookups
 // return an equal value or a fresh one, so they cannot change a result.

@@ -34,14 +34,7 @@ func (t *table) encode(p unsafe.Pointer) ([]byte, error) {
 	}
 	entries := make([]entry, 0, len(t.fields)+8)
 	size := 2
-	for m := range unknown.members() {
-		name := m.nameString()
-		if t.byName[name] != nil {
-			continue // a field of that name wins, or is omitted
-		}
-		entries = append(entries, entry{name: name, unknown: m})
-		size += len(name) + 2*len(m.value) + 4
-	}
+	written := 0
 	for _, f := range t.fields {
 		fv := rv.FieldByIndex(f.index)
 		if f.omit && isEmpty(fv) {
@@ -53,6 +46,17 @@ func (t *table) encode(p unsafe.Pointer) ([]byte, error) {
 		}
 		entries = append(entries, entry{name: f.name, value: b})
 		size += len(f.name) + len(b) + 4
+		written++
+	}
+	for m := range unknown.members() {
+		name := m.nameString()
+		if t.byName[name] != nil && slices.ContainsFunc(entries[:written], func(e entry) bool { return e.name == name }) {
+			// A field of that name that is written wins. One left empty lets the member
+			// through: what code written before the field was modelled set there.
+			continue
+		}
+		entries = append(entries, entry{name: name, unknown: m})
+		size += len(name) + 2*len(m.value) + 4
 	}
 	slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.name, b.name) })
 	var buf bytes.Buffer

@@ -15,13 +15,20 @@ import (
 // UnmarshalJSON of their own. Each takes the plain common case itself and hands anything
 // else to encoding/json, so that results and errors stay encoding/json's.
 
-func decodeString(typ reflect.Type, intern bool) decodeFunc {
+// decodeString decodes a string field. A string that objects share (intern) comes from
+// the intern table when short, and from parts when long and parts is set.
+// (parts.string would hand a short one to the intern table too: the test here spares
+// the call on the path every name and label takes.)
+func decodeString(typ reflect.Type, intern bool, parts *parts) decodeFunc {
 	fallback := decodeFallback(typ)
 	return func(data []byte, i int, p unsafe.Pointer) (int, error) {
 		if end, plain := jsonscan.String(data, i); plain {
-			if intern {
-				*(*string)(p) = internString(data[i+1 : end-1])
-			} else {
+			switch s := data[i+1 : end-1]; {
+			case intern && parts != nil && len(s) > internMax:
+				*(*string)(p) = parts.string(s)
+			case intern:
+				*(*string)(p) = internString(s)
+			default:
 				*(*string)(p) = string(data[i+1 : end-1])
 			}
 			return end, nil

@@ -36,6 +36,11 @@ type MapTable struct {
 	// variants are the decode tables of objects whose metadata's maps go through this
 	// table, by the table they are a copy of (built on first use; see variant).
 	variants sync.Map
+	// parts are the cache's shared parts (parts.go), and registries the copies of a
+	// registry whose tables decode into them (one per registry; built on first use).
+	parts      *parts
+	mu         sync.Mutex
+	registries map[*registry]*registry
 }
 
 const (
@@ -47,7 +52,9 @@ const (
 )
 
 // NewMapTable returns an empty table.
-func NewMapTable() *MapTable { return &MapTable{seed: maphash.MakeSeed()} }
+func NewMapTable() *MapTable {
+	return &MapTable{seed: maphash.MakeSeed(), parts: newParts(), registries: map[*registry]*registry{}}
+}
 
 // Share returns the table's map equal to m if it has one; otherwise it records m and
 // returns it. m must not be changed afterwards.
@@ -155,13 +162,31 @@ type variantKey struct {
 	drop bool
 }
 
-// variant returns base's copy (base is an object's table) whose metadata's shared maps
-// are decoded through t, built on first use.
-func (t *MapTable) variant(base *table, drop bool) *table {
+// variant returns the copy of base (an object's table in r) that decodes into t's
+// shared parts, and whose metadata's shared maps are decoded through t; built on first
+// use.
+func (t *MapTable) variant(r *registry, base *table, drop bool) *table {
 	key := variantKey{base, drop}
 	if v, ok := t.variants.Load(key); ok {
 		return v.(*table)
 	}
-	v, _ := t.variants.LoadOrStore(key, base.withMeta(base.object.metaVariant(drop, t.decodeMap)))
+	own := t.registryFor(r).lookup(base.typ)
+	v, _ := t.variants.LoadOrStore(key, own.withMeta(own.object.metaVariant(drop, t.decodeMap)))
 	return v.(*table)
+}
+
+// SharedParts returns how many parts (parts.go) objects decoded with t share now: the
+// parts that live objects hold, and no others.
+func (t *MapTable) SharedParts() int { return t.parts.len() }
+
+// registryFor returns the copy of r whose tables decode into t's parts.
+func (t *MapTable) registryFor(r *registry) *registry {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	own := t.registries[r]
+	if own == nil {
+		own = newRegistryWith(r.schema, t.parts)
+		t.registries[r] = own
+	}
+	return own
 }

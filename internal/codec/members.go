@@ -73,7 +73,7 @@ func (u *Members) Set(name string, value json.RawMessage) {
 	if !found {
 		b.addText(name, value)
 	}
-	u.b = b.build()
+	u.b = b.build(nil)
 }
 
 // Delete removes the member name, if there is one.
@@ -87,7 +87,7 @@ func (u *Members) Delete(name string) {
 			b.addMember(m)
 		}
 	}
-	u.b = b.build()
+	u.b = b.build(nil)
 }
 
 // Equal reports whether u and v hold the same members with the same values, as JSON:
@@ -166,7 +166,7 @@ func (m member) nameString() string {
 // text returns the value's JSON text: shared with the buffer, or unpacked into a new one.
 func (m member) text() json.RawMessage {
 	if !m.packed {
-		return m.value
+		return m.value[:len(m.value):len(m.value)] // an append must not run into the next member
 	}
 	return unpack(make([]byte, 0, 2*len(m.value)), m.value)
 }

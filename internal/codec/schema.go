@@ -93,15 +93,22 @@ type registry struct {
 	tables map[reflect.Type]*table
 	direct map[reflect.Type]bool
 	text   map[reflect.Type]decodeFunc
+	// parts, when set, is the table of shared parts every table of this registry
+	// decodes into: the registry is a MapTable's copy of the one Register built.
+	parts *parts
 }
 
 var membersType = reflect.TypeFor[Members]()
 
-func newRegistry(s *Schema) *registry {
+func newRegistry(s *Schema) *registry { return newRegistryWith(s, nil) }
+
+// newRegistryWith builds the tables of s whose decoders share parts through p (nil: not
+// at all).
+func newRegistryWith(s *Schema, p *parts) *registry {
 	if u := s.Unknown; u == nil || u.Kind() != reflect.Struct || u.NumField() != 1 || u.Field(0).Type != membersType {
 		panic(fmt.Sprintf("codec: Schema.Unknown is %v, not a struct holding only a Members", s.Unknown))
 	}
-	r := &registry{schema: s, tables: map[reflect.Type]*table{}, direct: map[reflect.Type]bool{}, text: map[reflect.Type]decodeFunc{}}
+	r := &registry{schema: s, tables: map[reflect.Type]*table{}, direct: map[reflect.Type]bool{}, text: map[reflect.Type]decodeFunc{}, parts: p}
 	for _, typ := range s.Direct {
 		r.direct[typ] = true
 	}

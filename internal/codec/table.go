@@ -25,6 +25,9 @@ type table struct {
 	// object is set in an object's table: what the variants that Options ask for are
 	// made from.
 	object *object
+	// parts is where the struct's Unknown buffer is looked up once built (nil: only
+	// small buffers are shared, through the intern table).
+	parts *parts
 }
 
 type field struct {
@@ -54,7 +57,7 @@ func (r *registry) tableFor(typ reflect.Type) *table {
 	if t, ok := r.tables[typ]; ok {
 		return t
 	}
-	t := &table{typ: typ, byName: map[string]*field{}, unknown: -1}
+	t := &table{typ: typ, byName: map[string]*field{}, unknown: -1, parts: r.parts}
 	r.tables[typ] = t // first: a field's type may lead back to this one
 	r.addFields(t, typ, typ, nil, 0)
 	r.findMetadata(t)
@@ -168,7 +171,7 @@ func (r *registry) decoderFor(typ reflect.Type, intern bool) decodeFunc {
 	}
 	switch typ.Kind() {
 	case reflect.String:
-		return decodeString(typ, intern)
+		return decodeString(typ, intern, r.parts)
 	case reflect.Int64, reflect.Int32:
 		return decodeInt(typ)
 	case reflect.Bool:
