@@ -73,6 +73,9 @@ type Indexer[T object.Object] struct {
 	indices map[string]map[string]map[string]struct{} // index → value → keys
 	// values keeps each key's index values as computed when it was stored, so an update
 	// or delete removes exactly what was added even if the index function is not pure.
+	// The namespace index keeps none: its value is the stored object's namespace, read
+	// again when the key is unindexed, and a cache of a million pods is spared a million
+	// entries that say what the objects already say.
 	values map[string]map[string][]string // index → key → values
 	rv     string                         // see LastStoreSyncResourceVersion
 	// changes counts the changes to items, so that ReplaceWithin knows whether what it
@@ -391,7 +394,7 @@ func (ix *Indexer[T]) keepFailedFrom(old *Indexer[T], failed map[string]*IndexEr
 		if obj, ok := old.items[key]; ok {
 			ix.items[key] = obj
 			for name := range ix.funcs {
-				ix.addValues(name, key, old.values[name][key])
+				ix.addValues(name, key, old.storedValues(name, key))
 			}
 		}
 	}
@@ -427,7 +430,9 @@ func (ix *Indexer[T]) addValues(name, key string, vals []string) {
 	if len(vals) == 0 {
 		return
 	}
-	ix.values[name][key] = vals
+	if name != NamespaceIndex {
+		ix.values[name][key] = vals
+	}
 	idx := ix.indices[name]
 	for _, v := range vals {
 		set := idx[v]
@@ -439,17 +444,38 @@ func (ix *Indexer[T]) addValues(name, key string, vals []string) {
 	}
 }
 
-// unindex removes key from every index, dropping sets that become empty.
+// storedValues returns the values key was indexed under in index name.
+func (ix *Indexer[T]) storedValues(name, key string) []string {
+	if name == NamespaceIndex {
+		if obj, ok := ix.items[key]; ok {
+			return []string{obj.Meta().Namespace}
+		}
+		return nil
+	}
+	return ix.values[name][key]
+}
+
+// unindex removes key from every index, dropping sets that become empty. It is called
+// before the key's object is replaced or deleted (storedValues reads it).
 func (ix *Indexer[T]) unindex(key string) {
 	for name, byKey := range ix.values {
 		idx := ix.indices[name]
-		for _, v := range byKey[key] {
+		remove := func(v string) {
 			if set := idx[v]; set != nil {
 				delete(set, key)
 				if len(set) == 0 {
 					delete(idx, v)
 				}
 			}
+		}
+		if name == NamespaceIndex {
+			if obj, ok := ix.items[key]; ok {
+				remove(obj.Meta().Namespace)
+			}
+			continue
+		}
+		for _, v := range byKey[key] {
+			remove(v)
 		}
 		delete(byKey, key)
 	}

@@ -3,6 +3,7 @@ package codec
 import (
 	"bytes"
 	"encoding/binary"
+	"slices"
 	"sync"
 )
 
@@ -141,9 +142,9 @@ func (b *builder) at(i int) *span {
 	return &b.more[i-len(b.small)]
 }
 
-// build returns the Members' buffer: nil for no members. It may be shared with other
-// Members holding the same members (buffers are never written once built): a small one
-// through the intern table, any through parts when it is set.
+// build returns the Members' buffer (see withLength): nil for no members. It may be
+// shared with other Members holding the same members (buffers are never written once
+// built): a small one through the intern table, any through parts when it is set.
 func (b *builder) build(parts *parts) []byte {
 	if b.sp == nil {
 		return nil
@@ -159,14 +160,19 @@ func (b *builder) build(parts *parts) []byte {
 		out = out[:w]
 	}
 	var buf []byte
-	switch {
-	case len(out) == 0:
-	case parts != nil:
-		buf = parts.bytes(out)
-	case len(out) <= internMax:
-		buf = internBytes(out)
-	default:
-		buf = append(make([]byte, 0, len(out)), out...)
+	if len(out) > 0 {
+		// The run goes behind its length in the scratch buffer's room past its end
+		// (which the next use writes over): only the copy kept is allocated.
+		b.buf = slices.Grow(b.buf, binary.MaxVarintLen64+len(out)) // kept with the pool's buffer
+		framed := withLength(b.buf[len(b.buf):], out)
+		switch {
+		case parts != nil:
+			buf = parts.bytes(framed)
+		case len(framed) <= internMax:
+			buf = internBytes(framed)
+		default:
+			buf = append(make([]byte, 0, len(framed)), framed...)
+		}
 	}
 	if cap(b.buf) <= 64<<10 {
 		*b.sp = b.buf[:0]

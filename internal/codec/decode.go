@@ -172,7 +172,7 @@ func (t *table) decode(data []byte, i int, p unsafe.Pointer) (int, error) {
 		}
 	}
 	if t.unknown >= 0 {
-		(*Members)(unsafe.Add(p, t.unknown)).b = unknown.build(t.parts)
+		*(*Members)(unsafe.Add(p, t.unknown)) = membersOf(unknown.build(t.parts))
 	}
 	return j, nil
 }

@@ -45,29 +45,36 @@
 //	│  └─ Unknown                     managedFields, unless Options drop them
 //	├─ Spec
 //	│  ├─ NodeName ─────────────────→ "node-3"           interned
-//	│  └─ Unknown.b  one []byte, the members no field claims, packed:
+//	│  ├─ Volumes[0].Name             "kube-api-access-x2k4q": the one part of the
+//	│  ├─ Containers[0]                spec that differs between the pods of a
+//	│  │  ├─ Name, Image              ReplicaSet, in fields of its own (also in
+//	│  │  ├─ VolumeMounts[0].Name      the mounts)
+//	│  │  └─ Unknown ──────────────→ ports, env, probes …: the same bytes in every
+//	│  │                              pod of the ReplicaSet, held once (parts.go)
+//	│  └─ Unknown.p  a pointer to one buffer, the members no field claims, packed,
+//	│                behind their length (a uvarint):
 //	│
 //	│       ┌─────────────┬──────────┬─────────────────────────────────────────────┐
 //	│       │ name header │ value    │ value                                       │
 //	│       │ (uvarint)   │ header   │                                             │
 //	│       ├─────────────┼──────────┼─────────────────────────────────────────────┤
 //	│       │ word#restartPolicy │ 2<<1|1 │ V(Always)                             │
-//	│       │ word#containers    │ n<<1|1 │ [{K(name)"web",K(image)"nginx:1.27"}] │
+//	│       │ word#tolerations   │ n<<1|1 │ [{K(key)"node.kubernetes.io/…",…}]    │
 //	│       └─────────────┴──────────┴─────────────────────────────────────────────┘
 //	│
 //	│     A name that is one of the API's words (words.go) is a header alone; any other
 //	│     name follows its header. K(w) and V(w) are two bytes each, a mark (a control
 //	│     byte that JSON text never holds outside a string's escapes) and the word's
-//	│     index: "name": becomes 2 bytes, "Always" 2 bytes (pack.go).
+//	│     index: "key": becomes 2 bytes, "Always" 2 bytes (pack.go).
 //	└─ Status
 //	   ├─ Phase ────────────────────→ "Running"          interned
-//	   └─ Unknown.b  podIP, conditions' other members, … packed the same way
+//	   └─ Unknown.p  podIP, conditions' other members, … packed the same way
 //
 // Nothing in the object points into the bytes it was decoded from: what it keeps is a
 // copy or a shared interned value, so a watch frame's buffer is reused at once.
 //
-// Encoding (encode.go) writes the modelled fields in declaration order, then the
-// Unknown members in the order they came, unpacking the words: an object read and
+// Encoding (encode.go) writes the modelled fields and the Unknown members together,
+// sorted by name as encoding/json sorts a map, unpacking the words: an object read and
 // written again carries every member the server sent, even those this engine has never
 // heard of, which is what lets a controller update an object without dropping fields.
 //

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"iter"
 	"reflect"
+	"unsafe"
 )
 
 // Members holds JSON members byte for byte, in the order they came, in one compact buffer
@@ -13,12 +14,50 @@ import (
 // value: copying it is cheap, the copies are independent, and one may be shared by
 // objects and goroutines. The zero value holds no members. object.Unknown is a Members.
 type Members struct {
-	// b is a run of members: each a name header, the name's bytes unless the header
+	// p points at the buffer (nil for no members): a uvarint, the length of the run
+	// that follows, then the run. One pointer rather than a slice, because every struct
+	// of every cached object carries a Members: a pod has a dozen, and 8 bytes instead of
+	// 24 is about 200 bytes a pod.
+	//
+	// The run is the members: each a name header, the name's bytes unless the header
 	// names a word, a value header and the value's bytes. A name header is a uvarint,
 	// index<<1|1 for the word words[index], len<<1 for a name of len bytes that follow.
 	// A value header is len<<1|packed: a packed value holds word codes (see pack.go),
 	// any other is the JSON text itself. Names are unique.
-	b []byte
+	p *byte
+}
+
+// run returns the members' bytes, which must not be changed.
+func (u Members) run() []byte {
+	if u.p == nil {
+		return nil
+	}
+	// The length's bytes are read one at a time: the buffer may be shorter than the
+	// longest uvarint, and nothing may be read past it.
+	var n uint64
+	for i, shift := 0, uint(0); ; i, shift = i+1, shift+7 {
+		c := *(*byte)(unsafe.Add(unsafe.Pointer(u.p), i))
+		n |= uint64(c&0x7f) << shift
+		if c < 0x80 {
+			return unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(u.p), i+1)), n)
+		}
+	}
+}
+
+// withLength returns run behind its length, as a Members' buffer is laid out, in dst's
+// room.
+func withLength(dst, run []byte) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(run)))
+	return append(dst, run...)
+}
+
+// membersOf returns the Members whose buffer is buf (as withLength lays it out; empty
+// for no members).
+func membersOf(buf []byte) Members {
+	if len(buf) == 0 {
+		return Members{}
+	}
+	return Members{p: &buf[0]}
 }
 
 // Len returns the number of members.
@@ -73,7 +112,7 @@ func (u *Members) Set(name string, value json.RawMessage) {
 	if !found {
 		b.addText(name, value)
 	}
-	u.b = b.build(nil)
+	*u = membersOf(b.build(nil))
 }
 
 // Delete removes the member name, if there is one.
@@ -87,14 +126,14 @@ func (u *Members) Delete(name string) {
 			b.addMember(m)
 		}
 	}
-	u.b = b.build(nil)
+	*u = membersOf(b.build(nil))
 }
 
 // Equal reports whether u and v hold the same members with the same values, as JSON:
 // member order, and the spacing and escaping of a value, make no difference (encoding an
 // object compacts its unknown members' values).
 func (u Members) Equal(v Members) bool {
-	if bytes.Equal(u.b, v.b) {
+	if bytes.Equal(u.run(), v.run()) {
 		return true
 	}
 	if u.Len() != v.Len() {
@@ -183,7 +222,7 @@ func (m member) appendText(dst []byte) []byte {
 // makes) ends the iteration.
 func (u Members) members() iter.Seq[member] {
 	return func(yield func(member) bool) {
-		b := u.b
+		b := u.run()
 		for len(b) > 0 {
 			start := b
 			var m member

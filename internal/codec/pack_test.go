@@ -42,7 +42,7 @@ func TestPackedMemberAsDocumented(t *testing.T) {
 	u.Set("restartPolicy", json.RawMessage(`"Always"`))
 	u.Set("hostname", json.RawMessage(`"web-1"`))
 	want := []byte{0x8b, 0x09, 0x05, 0x05, 0x07, 0x8f, 0x05, 0x0e, '"', 'w', 'e', 'b', '-', '1', '"'}
-	if !bytes.Equal(u.b, want) {
-		t.Errorf("% x, the documentation says % x", u.b, want)
+	if !bytes.Equal(u.run(), want) {
+		t.Errorf("% x, the documentation says % x", u.run(), want)
 	}
 }

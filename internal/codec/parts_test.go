@@ -22,7 +22,7 @@ const longSpec = `"containers":[{"name":"web","image":"registry.example.com/shop
 func TestPartsAreSharedWithinATable(t *testing.T) {
 	tab := NewMapTable()
 	decode := func(name, spec string, tab *MapTable) []byte {
-		return decodeTest(t, podWithSpec(name, spec), Options{Maps: tab}).Spec.Unknown.m.b
+		return decodeTest(t, podWithSpec(name, spec), Options{Maps: tab}).Spec.Unknown.m.run()
 	}
 	first, second, third := decode("a", longSpec, tab), decode("b", longSpec, tab), decode("c", longSpec, tab)
 	if unsafe.SliceData(second) != unsafe.SliceData(third) {
@@ -40,7 +40,7 @@ func TestPartsAreSharedWithinATable(t *testing.T) {
 	if p := decode("f", longSpec, elsewhere); unsafe.SliceData(p) == unsafe.SliceData(second) {
 		t.Errorf("two caches' tables share a part")
 	}
-	if got := decodeTest(t, podWithSpec("g", longSpec), Options{}).Spec.Unknown.m.b; unsafe.SliceData(got) == unsafe.SliceData(second) {
+	if got := decodeTest(t, podWithSpec("g", longSpec), Options{}).Spec.Unknown.m.run(); unsafe.SliceData(got) == unsafe.SliceData(second) {
 		t.Errorf("an object decoded without a table got a cache's part")
 	}
 }
