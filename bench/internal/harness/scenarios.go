@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -89,6 +90,24 @@ func podsServer(objects, events, rate int) []string {
 	}
 	return []string{"-profile", "pods", "-objects", strconv.Itoa(objects), "-namespace", "bench",
 		"-watch-events", strconv.Itoa(events), "-rate", strconv.Itoa(rate)}
+}
+
+// realisticServer is podsServer for the realistic corpus (streamserver.RealisticPods):
+// pods as a multi-tenant cluster's, in 60 namespaces of their own, whose watch events
+// change what a kubelet changes.
+func realisticServer(objects, events, rate int) []string {
+	if events == 0 {
+		events = -1
+	}
+	return []string{"-profile", streamserver.RealisticPods, "-objects", strconv.Itoa(objects),
+		"-watch-events", strconv.Itoa(events), "-rate", strconv.Itoa(rate)}
+}
+
+// realisticRunner is runner's flags for the realistic corpus: its pods, of every
+// namespace (the runners' default).
+func realisticRunner(kind string, objects, events int, extra ...string) []string {
+	return append([]string{"-scenario", kind, "-resource", "pods",
+		"-objects", strconv.Itoa(objects), "-events", strconv.Itoa(events)}, extra...)
 }
 
 func runner(kind, resource string, objects, events int, extra ...string) []string {
@@ -229,7 +248,33 @@ func sync1MPods() Scenario {
 		Engines:      both, Timeout: 10 * time.Minute, MaxRuns: 1}
 }
 
-// Full is `make bench-full`: Short's scenarios at their full size, and the large ones.
+// realistic are the headline pod scenarios again on the realistic corpus, each with the
+// ID of the uniform scenario it is reported beside: heap per cached pod at 10k pods, the
+// sync time and peak RSS of 100k, steady watch events/s. The corpus has no lazy mode, so
+// no million: 1M of its pods (about 13 KB of JSON each) would take the server some 20 GB.
+func realistic() []struct {
+	beside string
+	sc     Scenario
+} {
+	const watchEvents = 50000
+	const about = " (a multi-tenant cluster's: 60 namespaces, ~210 Deployments, 1–4 containers, ~13 KB of JSON each)"
+	return []struct {
+		beside string
+		sc     Scenario
+	}{
+		{"sync-10k-pods", Scenario{ID: "sync-10k-realistic-pods", Title: "Initial sync of 10k realistic pods" + about + ", managedFields stripped",
+			Kind: KindSync, Server: realisticServer(10000, 0, 0), Runner: realisticRunner(KindSync, 10000, 0), Engines: three}},
+		{"watch-pods", Scenario{ID: "watch-realistic-pods",
+			Title: "Steady watch of 1,000 realistic pods" + about + ": kubelet status changes at full speed to a no-op handler",
+			Kind:  KindWatch, Server: realisticServer(1000, watchEvents, 0), Runner: realisticRunner(KindWatch, 1000, watchEvents), Engines: three}},
+		{"sync-100k-pods", Scenario{ID: "sync-100k-realistic-pods", Title: "Initial sync of 100k realistic pods" + about,
+			Kind: KindSync, Server: realisticServer(100000, 0, 0), Runner: realisticRunner(KindSync, 100000, 0), Engines: three,
+			Timeout: 5 * time.Minute}},
+	}
+}
+
+// Full is `make bench-full`: Short's scenarios at their full size, and the large ones;
+// the realistic corpus's scenarios each beside the uniform one it repeats.
 func Full() Plan {
 	p := Short()
 	p.Mode = "full"
@@ -253,5 +298,12 @@ func Full() Plan {
 			Kind: KindSync, RealPods: 10000, Runner: runner(KindSync, "pods", 10000, 0),
 			Engines: []string{Kinformer, ClientGo, ClientGoProtobuf}, Timeout: 5 * time.Minute},
 	)
+	for _, r := range realistic() {
+		i := slices.IndexFunc(p.Scenarios, func(sc Scenario) bool { return sc.ID == r.beside })
+		if i < 0 {
+			i = len(p.Scenarios) - 1
+		}
+		p.Scenarios = slices.Insert(p.Scenarios, i+1, r.sc)
+	}
 	return p
 }

@@ -1,8 +1,10 @@
 package harness
 
 import (
+	"flag"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/kinformer/kinformer/bench/internal/streamserver"
@@ -78,6 +80,60 @@ func TestScenarioRuns(t *testing.T) {
 	for _, sc := range Short().Scenarios {
 		if sc.Kind == KindLatency && sc.runs(Short().Runs) < 5 {
 			t.Errorf("%s: %d runs; a p99 is the median of at least five", sc.ID, sc.runs(Short().Runs))
+		}
+	}
+}
+
+// The realistic corpus's scenarios are in the full plan only, each right after the
+// uniform scenario it repeats, all three engines listing every namespace of a server of
+// that corpus (eager, so that it serves protobuf too).
+func TestRealisticScenarios(t *testing.T) {
+	for _, p := range []Plan{Short(), Sharded()} {
+		for _, sc := range p.Scenarios {
+			if strings.Contains(sc.ID, "realistic") || slices.Contains(sc.Server, streamserver.RealisticPods) {
+				t.Errorf("the %s plan has %s", p.Mode, sc.ID)
+			}
+		}
+	}
+	full := Full().Scenarios
+	want := map[string]string{"sync-10k-realistic-pods": "sync-10k-pods", "watch-realistic-pods": "watch-pods",
+		"sync-100k-realistic-pods": "sync-100k-pods"}
+	for id, beside := range want {
+		i := slices.IndexFunc(full, func(sc Scenario) bool { return sc.ID == id })
+		if i < 1 || full[i-1].ID != beside {
+			t.Errorf("%s is not right after %s in the full plan", id, beside)
+			continue
+		}
+		sc, uniform := full[i], full[i-1]
+		if sc.Kind != uniform.Kind || !slices.Equal(sc.Engines, three) || !sc.servesProtobuf() {
+			t.Errorf("%s: kind %s, engines %q; %s: kind %s", id, sc.Kind, sc.Engines, beside, uniform.Kind)
+		}
+		var f streamserver.Flags
+		fs := flag.NewFlagSet("streamserver", flag.ContinueOnError)
+		f.Register(fs)
+		if err := fs.Parse(sc.Server); err != nil {
+			t.Fatalf("%s: server flags %q: %v", id, sc.Server, err)
+		}
+		o := f.Resolve()
+		if o.Profile != streamserver.RealisticPods || o.Namespaces > 1 || o.Lazy || o.Objects > streamserver.LazyAbove {
+			t.Errorf("%s: server %+v", id, o)
+		}
+		for _, name := range []string{"-objects", "-watch-events"} {
+			a, _ := argAfter(sc.Server, name)
+			b, _ := argAfter(uniform.Server, name)
+			if a != b {
+				t.Errorf("%s: server %s %s, %s's %s", id, name, a, beside, b)
+			}
+		}
+		if ns, ok := argAfter(sc.Runner, "-namespace"); ok && ns != "" {
+			t.Errorf("%s: the runners list namespace %q, want all namespaces", id, ns)
+		}
+		for _, name := range []string{"-scenario", "-resource", "-objects", "-events"} {
+			a, _ := argAfter(sc.Runner, name)
+			b, _ := argAfter(uniform.Runner, name)
+			if a != b {
+				t.Errorf("%s: runner %s %s, %s's %s", id, name, a, beside, b)
+			}
 		}
 	}
 }

@@ -141,6 +141,15 @@ func (e *encoder) value(v any) {
 			e.str(x)
 		}
 		e.buf = append(e.buf, ']')
+	case []int:
+		e.buf = append(e.buf, '[')
+		for i, x := range v {
+			if i > 0 {
+				e.buf = append(e.buf, ',')
+			}
+			e.buf = strconv.AppendInt(e.buf, int64(x), 10)
+		}
+		e.buf = append(e.buf, ']')
 	case string:
 		e.str(v)
 	case raw:

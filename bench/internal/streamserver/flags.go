@@ -23,7 +23,7 @@ type Flags struct {
 func (f *Flags) Register(fs *flag.FlagSet) {
 	o := &f.Options
 	fs.StringVar(&f.Addr, "addr", "127.0.0.1:0", "listen address")
-	fs.StringVar(&o.Profile, "profile", "pods", "objects to serve: pods (~4 KB), secrets (~1 MiB), configmaps (~300 B-1 KB)")
+	fs.StringVar(&o.Profile, "profile", "pods", "objects to serve: pods (~4 KB), realistic-pods (pods as a multi-tenant cluster's: 60 namespaces, ~210 Deployments, 1-4 containers), secrets (~1 MiB), configmaps (~300 B-1 KB)")
 	fs.IntVar(&o.Objects, "objects", 0, "number of objects (default 10000; 400 for secrets)")
 	fs.StringVar(&o.Namespace, "namespace", "bench", "namespace of the objects (with -namespaces, the prefix of their namespaces)")
 	fs.IntVar(&o.Namespaces, "namespaces", 1, `spread the objects over this many namespaces, "<namespace>-<8 hex>-<i>"`)

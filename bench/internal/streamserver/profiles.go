@@ -31,10 +31,21 @@ type item struct {
 	// nsHash and uidHash are shard.Hash of metadata.namespace and metadata.uid, the two
 	// fields a shardSelector can hash.
 	nsHash, uidHash uint64
+	// kubelet, for the realistic profile's pods, is what their watch events change
+	// (realistic.go); nil for the other profiles.
+	kubelet *podVariants
 }
 
 // kinds of the three resources, by resource name.
 var kinds = map[string]string{"pods": "Pod", "secrets": "Secret", "configmaps": "ConfigMap"}
+
+// resourceOf is the resource a profile serves: its name, but for RealisticPods' "pods".
+func resourceOf(profile string) string {
+	if profile == RealisticPods {
+		return "pods"
+	}
+	return profile
+}
 
 // rvBase is the resourceVersion before the first object: real clusters have 8-digit ones.
 const rvBase = 48_210_000
@@ -448,6 +459,8 @@ func generate(opts Options) []item {
 		items = genSecrets(g, opts.Objects)
 	case "configmaps":
 		items = genConfigMaps(g, opts.Objects)
+	case RealisticPods:
+		items = genRealisticPods(g, opts.Objects)
 	}
 	for i := range items {
 		items[i].rv = rvBase + 1 + int64(i)

@@ -87,6 +87,11 @@ func (s *Server) loadProtobuf(path string) error {
 		if it.pb, err = pbTemplate(msg, it); err != nil {
 			return fmt.Errorf("streamserver: protobuf objects %s: object %d: %w (prepare the file with the server's flags)", path, i, err)
 		}
+		if it.kubelet != nil { // a realistic pod's kubelet variants (realistic.go)
+			if err := it.kubelet.loadProtobuf(msg, it); err != nil {
+				return fmt.Errorf("streamserver: protobuf objects %s: object %d: %w", path, i, err)
+			}
+		}
 	}
 	s.pbTypeMeta = appendBytesField(nil, 1, appendStringField(appendStringField(nil, 1, "v1"), 2, s.kind))
 	s.pbListTypeMeta = appendBytesField(nil, 1, appendStringField(appendStringField(nil, 1, "v1"), 2, s.kind+"List"))

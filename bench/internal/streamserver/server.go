@@ -22,7 +22,8 @@ import (
 
 // Options configure a Server. The zero value serves 10,000 pods in namespace "bench".
 type Options struct {
-	// Profile is "pods" (default), "secrets" or "configmaps".
+	// Profile is "pods" (default), "realistic-pods" (RealisticPods: pods too, as a
+	// multi-tenant cluster's, in namespaces of their own), "secrets" or "configmaps".
 	Profile string
 	// Objects is how many objects to serve (default: 10,000 pods or configmaps, 400 secrets).
 	Objects int
@@ -88,8 +89,14 @@ func (o *Options) defaults() error {
 	if o.Profile == "" {
 		o.Profile = "pods"
 	}
-	if _, ok := kinds[o.Profile]; !ok {
-		return fmt.Errorf("streamserver: unknown profile %q (pods, secrets or configmaps)", o.Profile)
+	if _, ok := kinds[resourceOf(o.Profile)]; !ok {
+		return fmt.Errorf("streamserver: unknown profile %q (pods, %s, secrets or configmaps)", o.Profile, RealisticPods)
+	}
+	if o.Profile == RealisticPods && o.Namespaces > 1 {
+		return fmt.Errorf("streamserver: the %s profile has its own namespaces: no -namespaces", RealisticPods)
+	}
+	if o.Profile == RealisticPods && o.Objects > LazyAbove {
+		return fmt.Errorf("streamserver: %d %s: the profile has no lazy mode and makes at most %d pods (about 2 GB)", o.Objects, RealisticPods, LazyAbove)
 	}
 	if o.Objects == 0 {
 		o.Objects = 10000
@@ -164,7 +171,7 @@ func New(opts Options) (*Server, error) {
 	if err := opts.defaults(); err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, kind: kinds[opts.Profile], byName: map[string]int{}, byNS: map[string][2]int{}}
+	s := &Server{opts: opts, kind: kinds[resourceOf(opts.Profile)], byName: map[string]int{}, byNS: map[string][2]int{}}
 	if opts.Lazy {
 		s.lazy = newLazyPods(opts)
 		s.r0 = rvBase + int64(s.lazy.n)
@@ -393,7 +400,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// Only the profile's resource in its namespaces has objects; the others are empty.
 	var items []item
-	if resource == s.opts.Profile {
+	if resource == resourceOf(s.opts.Profile) {
 		items = s.inNamespace(ns)
 	}
 	q := r.URL.Query()

@@ -119,6 +119,10 @@ func (w *watcher) change(k int64) {
 	if w.filter != nil && !w.filter.keeps(it) {
 		return
 	}
+	if it.kubelet != nil { // a realistic pod: the change is the kubelet's (realistic.go)
+		w.emitKubelet(typ, it, strconv.AppendInt(w.rv[:0], w.s.r0+1+k, 10), kubeletVariant(k, len(w.items)))
+		return
+	}
 	w.emit(typ, it, strconv.AppendInt(w.rv[:0], w.s.r0+1+k, 10))
 }
 
