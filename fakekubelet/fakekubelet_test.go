@@ -301,7 +301,7 @@ func TestReadyAfter(t *testing.T) {
 	var status struct{ StartTime time.Time }
 	b, _ := json.Marshal(p.Status)
 	json.Unmarshal(b, &status)
-	bound := p.Condition("PodScheduled").LastTransitionTime.Time
+	bound := p.Condition("PodScheduled").LastTransitionTime.Time()
 	if started := status.StartTime.Sub(bound); started < readyAfter {
 		t.Errorf("started %v after it was bound (at %v), want at least %v", started, bound, readyAfter)
 	}

@@ -87,7 +87,7 @@ func (k *Kubelet) nodeLabels() map[string]string {
 // lastTransitionTime. Lists are replaced whole by a merge patch, so the conditions are
 // all written; maps are merged, so capacity entries added by others stay.
 func (k *Kubelet) nodeStatus(current []json.RawMessage, now time.Time) nodeStatus {
-	at := object.Time{Time: now.UTC().Truncate(time.Second)}
+	at := object.NewTime(now.UTC().Truncate(time.Second))
 	return nodeStatus{
 		Capacity:    k.opts.Capacity,
 		Allocatable: k.opts.Allocatable,

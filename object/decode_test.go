@@ -131,16 +131,20 @@ func TestDecodeShareMaps(t *testing.T) {
 	if got := decode(pod("e", `{"tier":"back","app":"cache"}`), share).Labels; !memtest.SameMap(got, built) {
 		t.Error("a decode did not find the map Share stored for the same pairs, in another order")
 	}
+	// shared: the text says the same pairs as web (escapes are decoded), so it gets the
+	// shared map; any other text must not.
 	cases := []struct {
 		name, labels string
 		want         map[string]string
+		shared       bool
 	}{
-		{"other values", `{"app":"db","pod-template-hash":"5d9c"}`, map[string]string{"app": "db", "pod-template-hash": "5d9c"}},
-		{"a subset", `{"app":"web"}`, map[string]string{"app": "web"}},
-		{"escapes", `{"app":"w\u0065b","pod-template-hash":"5d9c"}`, map[string]string{"app": "web", "pod-template-hash": "5d9c"}},
-		{"a repeated key", `{"app":"web","app":"web","pod-template-hash":"5d9c"}`, map[string]string{"app": "web", "pod-template-hash": "5d9c"}},
-		{"empty", `{}`, map[string]string{}},
-		{"null", `null`, nil},
+		{"other values", `{"app":"db","pod-template-hash":"5d9c"}`, map[string]string{"app": "db", "pod-template-hash": "5d9c"}, false},
+		{"a subset", `{"app":"web"}`, map[string]string{"app": "web"}, false},
+		{"escapes", `{"app":"w\u0065b","pod-template-hash":"5d9c"}`, map[string]string{"app": "web", "pod-template-hash": "5d9c"}, true},
+		{"escapes that differ", `{"app":"w\u0066b","pod-template-hash":"5d9c"}`, map[string]string{"app": "wfb", "pod-template-hash": "5d9c"}, false},
+		{"a repeated key", `{"app":"web","app":"web","pod-template-hash":"5d9c"}`, map[string]string{"app": "web", "pod-template-hash": "5d9c"}, false},
+		{"empty", `{}`, map[string]string{}, false},
+		{"null", `null`, nil, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -148,13 +152,31 @@ func TestDecodeShareMaps(t *testing.T) {
 			if d := cmp.Diff(c.want, got); d != "" {
 				t.Errorf("labels (-want +got):\n%s", d)
 			}
-			if c.labels != web && len(c.want) > 0 && memtest.SameMap(got, a.Labels) {
-				t.Error("a different text got the shared map")
+			if same := len(c.want) > 0 && memtest.SameMap(got, a.Labels); same != c.shared {
+				t.Errorf("shares the map of %s: %v, want %v", web, same, c.shared)
 			}
 			again := decode(pod("y", c.labels), share).Labels
 			if d := cmp.Diff(c.want, again); d != "" {
 				t.Errorf("labels decoded again (-want +got):\n%s", d)
 			}
 		})
+	}
+}
+
+// A pod condition's reason and message stay raw, and read back through its methods.
+func TestPodConditionReasonAndMessage(t *testing.T) {
+	var p Pod
+	text := `{"status":{"conditions":[{"type":"Ready","status":"False","reason":"ContainersNotReady","message":"containers with unready status: [web]"},{"type":"PodScheduled","status":"True"}]}}`
+	if err := json.Unmarshal([]byte(text), &p); err != nil {
+		t.Fatal(err)
+	}
+	type row struct{ Type, Reason, Message string }
+	var got []row
+	for _, c := range p.Status.Conditions {
+		got = append(got, row{c.Type, c.Reason(), c.Message()})
+	}
+	want := []row{{"Ready", "ContainersNotReady", "containers with unready status: [web]"}, {"PodScheduled", "", ""}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("conditions (-want +got):\n%s", d)
 	}
 }

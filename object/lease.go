@@ -72,6 +72,6 @@ func (t *MicroTime) UnmarshalJSON(b []byte) error {
 	if err := tt.UnmarshalJSON(b); err != nil {
 		return err
 	}
-	t.Time = tt.Time
+	t.Time = tt.Time()
 	return nil
 }

@@ -55,29 +55,40 @@ type PodStatus struct {
 	Unknown           Unknown           `json:"-"`
 }
 
-// ContainerStatus is one entry of status.containerStatuses; its state stays raw. The API
-// always writes ready and restartCount, so they are never omitted. The image's digest
-// (ImageID) is long and the same in every pod of a ReplicaSet: as a field of its own, a
-// cache holds it once.
+// ContainerStatus is one entry of status.containerStatuses. The API always writes ready
+// and restartCount, so they are never omitted. The parts that differ from pod to pod
+// (the container's ID and state, and the mounts, which name the pod's own
+// service-account volume) are fields, so that what is left in Unknown (image, imageID,
+// resources, user, started, ...) is the same in every pod of a ReplicaSet, and a cache
+// holds it once. State and LastState are always written, as the apiserver writes
+// them ({} for none).
 type ContainerStatus struct {
-	Name         string  `json:"name"`
-	Ready        bool    `json:"ready"`
-	RestartCount int32   `json:"restartCount"`
-	Image        string  `json:"image,omitempty"`
-	ImageID      string  `json:"imageID,omitempty"`
-	ContainerID  string  `json:"containerID,omitempty"`
-	Unknown      Unknown `json:"-"`
+	Name         string         `json:"name"`
+	Ready        bool           `json:"ready"`
+	RestartCount int32          `json:"restartCount"`
+	ContainerID  string         `json:"containerID,omitempty"`
+	State        ContainerState `json:"state"`
+	LastState    ContainerState `json:"lastState"`
+	VolumeMounts []VolumeMount  `json:"volumeMounts,omitempty"`
+	Unknown      Unknown        `json:"-"`
 }
 
-// PodCondition is one entry of status.conditions (Ready, PodScheduled, ...).
+// PodCondition is one entry of status.conditions (Ready, PodScheduled, ...). Its reason
+// and message, set only while a condition is not met, stay raw (Reason and Message read
+// them): every pod has five conditions, and two string fields each would be 160 bytes a
+// pod in a cache.
 type PodCondition struct {
 	Type               string  `json:"type"`
 	Status             string  `json:"status"`
 	LastTransitionTime Time    `json:"lastTransitionTime,omitzero"`
-	Reason             string  `json:"reason,omitempty"`
-	Message            string  `json:"message,omitempty"`
 	Unknown            Unknown `json:"-"`
 }
+
+// Reason returns the condition's reason ("" if it has none).
+func (c PodCondition) Reason() string { return c.Unknown.stringMember("reason") }
+
+// Message returns the condition's message ("" if it has none).
+func (c PodCondition) Message() string { return c.Unknown.stringMember("message") }
 
 // Condition returns the pod condition of the given type, or nil.
 func (p *Pod) Condition(t string) *PodCondition {

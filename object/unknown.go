@@ -46,3 +46,12 @@ func (u Unknown) Equal(v Unknown) bool { return u.members.Equal(v.members) }
 
 // String shows the members as a JSON object, for %v and test failures.
 func (u Unknown) String() string { return u.members.String() }
+
+// stringMember returns the member name's value if it is a JSON string, else "".
+func (u Unknown) stringMember(name string) string {
+	var s string
+	if v := u.Get(name); v != nil && json.Unmarshal(v, &s) == nil {
+		return s
+	}
+	return ""
+}

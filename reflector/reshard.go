@@ -265,11 +265,12 @@ func (r *Reflector[T]) settle() state {
 	}
 	r.holds(sh)
 	r.storeMu.Unlock()
-	r.afterApplied(sh.gen)
 	if v := sh.verdict; v != "" && !sh.sel.IsZero() && r.Status().ShardFiltering == ShardFilteringUnknown {
 		// No list tells about sh: the server that served the shard before serves it.
+		// Said before SetShard's channel closes, so that a caller woken by it reads it.
 		r.judgeShard(sh, v, "the server did so with the shard before, of which this one is a part")
 	}
+	r.afterApplied(sh.gen)
 	return watching[T]{}
 }
 

@@ -87,7 +87,7 @@ func recheck(ctx context.Context, owner Owner) error {
 		return fmt.Errorf("original %s %s is gone: got uid %s, wanted %s", owner.Kind, object.KeyFor(owner.Meta.Namespace, owner.Meta.Name), fresh.UID, owner.Meta.UID)
 	}
 	if fresh.DeletionTimestamp != nil {
-		return fmt.Errorf("%s %s has just been deleted at %s", owner.Kind, object.KeyFor(owner.Meta.Namespace, owner.Meta.Name), fresh.DeletionTimestamp.Format("2006-01-02T15:04:05Z"))
+		return fmt.Errorf("%s %s has just been deleted at %s", owner.Kind, object.KeyFor(owner.Meta.Namespace, owner.Meta.Name), fresh.DeletionTimestamp)
 	}
 	return nil
 }

@@ -39,7 +39,7 @@ func condition(conds []object.Condition, typ string) *object.Condition {
 }
 
 func (r *rollout) newCondition(typ, status, reason, message string) object.Condition {
-	now := object.Time{Time: r.dc.now().UTC().Truncate(conditionTimeResolution)}
+	now := object.NewTime(r.dc.now().UTC().Truncate(conditionTimeResolution))
 	return object.Condition{Type: typ, Status: status, Reason: reason, Message: message, LastUpdateTime: now, LastTransitionTime: now}
 }
 

@@ -65,7 +65,7 @@ func sum(rss []*object.ReplicaSet, f func(*object.ReplicaSet) int32) int32 {
 
 // byAge orders oldest first, ties by name.
 func byAge(a, b *object.ReplicaSet) int {
-	if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
+	if c := a.CreationTimestamp.Compare(b.CreationTimestamp); c != 0 {
 		return c
 	}
 	return cmp.Compare(a.Name, b.Name)

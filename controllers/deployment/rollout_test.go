@@ -134,7 +134,7 @@ func (f fixture) build() (*object.Deployment, []*object.ReplicaSet, []*object.Po
 	for _, s := range f.rss {
 		rep := s.replicas
 		rs := &object.ReplicaSet{ObjectMeta: object.ObjectMeta{Namespace: "ns", Name: s.name, UID: "uid-" + s.name,
-			CreationTimestamp: object.Time{Time: stepNow.Add(-s.age)},
+			CreationTimestamp: object.NewTime(stepNow.Add(-s.age)),
 			Labels:            map[string]string{"app": "web"}, Annotations: map[string]string{RevisionAnnotation: strconv.Itoa(s.revision)}},
 			Spec: object.ReplicaSetSpec{Replicas: &rep, Template: template(s.template)}}
 		desired := s.desired
@@ -340,7 +340,8 @@ func TestRevisionStep(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			d, rss, pods := tt.f.build()
 			if tt.deleting {
-				d.DeletionTimestamp = &object.Time{Time: stepNow}
+				now := object.NewTime(stepNow)
+				d.DeletionTimestamp = &now
 			}
 			w := newRecordingWriter(rss)
 			if err := newRollout(context.Background(), newTestController(t, w, pods), d, rss).run(); err != nil {
@@ -392,7 +393,7 @@ func normalize(actions []string) []string {
 func TestDeletingDeploymentOnlySyncsStatus(t *testing.T) {
 	f := fixture{replicas: 5, rss: []rsState{{name: "web-old", template: "old", replicas: 3, available: 3, statusRep: 3, revision: 1}}}
 	d, rss, pods := f.build()
-	now := object.Time{Time: stepNow}
+	now := object.NewTime(stepNow)
 	d.DeletionTimestamp = &now
 	w := newRecordingWriter(rss)
 	if err := newRollout(context.Background(), newTestController(t, w, pods), d, rss).run(); err != nil {
@@ -416,7 +417,7 @@ func TestResumeRestartsTheProgressClock(t *testing.T) {
 		{name: "web-new", template: "new", replicas: 2, statusRep: 2, revision: 2}}}
 	d, rss, _ := f.build()
 	d.Status.UpdatedReplicas = 2
-	longAgo := object.Time{Time: stepNow.Add(-time.Hour)}
+	longAgo := object.NewTime(stepNow.Add(-time.Hour))
 	ten := int32(10)
 	d.Spec.ProgressDeadlineSeconds = &ten
 	d.Status.Conditions = []object.Condition{{Type: condProgressing, Status: "Unknown", Reason: reasonPaused,
@@ -429,7 +430,7 @@ func TestResumeRestartsTheProgressClock(t *testing.T) {
 		t.Fatal("no status written")
 	}
 	first := condition(w.status[0].Conditions, condProgressing)
-	if first == nil || first.Reason != reasonResumed || !first.LastUpdateTime.Equal(stepNow) {
+	if first == nil || first.Reason != reasonResumed || !first.LastUpdateTime.Equal(object.NewTime(stepNow)) {
 		t.Fatalf("the resume was not recorded with a fresh time: %+v", first)
 	}
 	last := condition(w.status[len(w.status)-1].Conditions, condProgressing)

@@ -60,7 +60,7 @@ func (r *rollout) timedOut(st *object.DeploymentStatus) bool {
 	case c.Reason == reasonTimedOut:
 		return true
 	}
-	deadline := c.LastUpdateTime.Add(time.Duration(progressDeadline(r.d)) * time.Second)
+	deadline := c.LastUpdateTime.Time().Add(time.Duration(progressDeadline(r.d)) * time.Second)
 	return deadline.Before(r.dc.now())
 }
 
@@ -128,7 +128,7 @@ func (r *rollout) requeueAtDeadline(st object.DeploymentStatus) {
 	if !hasProgressDeadline(d) || cur == nil || complete(d, &st) || cur.Reason == reasonTimedOut {
 		return
 	}
-	after := cur.LastUpdateTime.Add(time.Duration(progressDeadline(d)) * time.Second).Sub(r.dc.now())
+	after := cur.LastUpdateTime.Time().Add(time.Duration(progressDeadline(d)) * time.Second).Sub(r.dc.now())
 	key := object.Key(d)
 	if after < time.Second {
 		r.dc.Queue().AddRateLimited(key)
@@ -145,7 +145,7 @@ func equalStatus(a, b object.DeploymentStatus) bool {
 		equalPtr(a.TerminatingReplicas, b.TerminatingReplicas) && equalPtr(a.CollisionCount, b.CollisionCount) &&
 		slices.EqualFunc(a.Conditions, b.Conditions, func(x, y object.Condition) bool {
 			return x.Type == y.Type && x.Status == y.Status && x.Reason == y.Reason && x.Message == y.Message &&
-				x.LastUpdateTime.Equal(y.LastUpdateTime.Time) && x.LastTransitionTime.Equal(y.LastTransitionTime.Time)
+				x.LastUpdateTime.Equal(y.LastUpdateTime) && x.LastTransitionTime.Equal(y.LastTransitionTime)
 		})
 }
 

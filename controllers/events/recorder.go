@@ -188,7 +188,7 @@ func (r *Recorder) write(ctx context.Context, p pending) {
 	r.forgetOld(p.at)
 	r.mu.Unlock()
 	if s != nil && p.at.Sub(s.last) < aggregationWindow {
-		patch, _ := json.Marshal(map[string]any{"count": s.count + 1, "lastTimestamp": object.Time{Time: p.at.UTC().Truncate(time.Second)}})
+		patch, _ := json.Marshal(map[string]any{"count": s.count + 1, "lastTimestamp": object.NewTime(p.at.UTC().Truncate(time.Second))})
 		if _, err := r.in(s.namespace).Patch(ctx, s.name, listwatch.MergePatch, patch, ""); err == nil {
 			r.mu.Lock()
 			s.count++
@@ -235,7 +235,7 @@ func (r *Recorder) in(ns string) *listwatch.Resource[*Event] {
 
 func (r *Recorder) newEvent(p pending, stamp int64) *Event {
 	m := p.involved
-	at := object.Time{Time: p.at.UTC().Truncate(time.Second)}
+	at := object.NewTime(p.at.UTC().Truncate(time.Second))
 	ev := &Event{
 		APIVersion: "v1", Kind: "Event",
 		Metadata: object.ObjectMeta{Namespace: m.Namespace,

@@ -104,7 +104,7 @@ func deleteFirst(a, b rankedPod, now time.Time) bool {
 	if ra, rb := maxRestarts(pa), maxRestarts(pb); ra != rb {
 		return ra > rb
 	}
-	if ta, tb := pa.CreationTimestamp.Time, pb.CreationTimestamp.Time; !ta.Equal(tb) {
+	if ta, tb := pa.CreationTimestamp.Time(), pb.CreationTimestamp.Time(); !ta.Equal(tb) {
 		return youngerFirst(pa, pb, ta, tb, now)
 	}
 	return false

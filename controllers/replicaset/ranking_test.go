@@ -25,11 +25,11 @@ type rpod struct {
 
 func (r rpod) pod() *object.Pod {
 	p := &object.Pod{ObjectMeta: object.ObjectMeta{Name: r.name, UID: "uid-" + r.name,
-		CreationTimestamp: object.Time{Time: rankNow.Add(-r.age)}}}
+		CreationTimestamp: object.NewTime(rankNow.Add(-r.age))}}
 	p.Spec.NodeName = r.node
 	p.Status.Phase = r.phase
 	if r.readyAgo >= 0 {
-		p.Status.Conditions = []object.PodCondition{{Type: "Ready", Status: "True", LastTransitionTime: object.Time{Time: rankNow.Add(-r.readyAgo)}}}
+		p.Status.Conditions = []object.PodCondition{{Type: "Ready", Status: "True", LastTransitionTime: object.NewTime(rankNow.Add(-r.readyAgo))}}
 	}
 	if r.restarts > 0 {
 		p.Status.ContainerStatuses = []object.ContainerStatus{{Name: "a", RestartCount: 1}, {Name: "b", RestartCount: r.restarts}}

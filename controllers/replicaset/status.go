@@ -47,7 +47,7 @@ func (rc *Controller) calculateStatus(rs *object.ReplicaSet, pods, terminating [
 			reason = "FailedCreate"
 		}
 		st.Conditions = append(st.Conditions, object.Condition{Type: conditionReplicaFailure, Status: "True",
-			LastTransitionTime: object.Time{Time: now.UTC().Truncate(time.Second)}, Reason: reason, Message: manageErr.Error()})
+			LastTransitionTime: object.NewTime(now.UTC().Truncate(time.Second)), Reason: reason, Message: manageErr.Error()})
 	case manageErr == nil && failure >= 0:
 		st.Conditions = slices.Delete(st.Conditions, failure, failure+1)
 	}
@@ -100,5 +100,5 @@ func equalPtr(a, b *int32) bool {
 
 func sameCondition(a, b object.Condition) bool {
 	return a.Type == b.Type && a.Status == b.Status && a.Reason == b.Reason && a.Message == b.Message &&
-		a.LastTransitionTime.Equal(b.LastTransitionTime.Time) && a.LastUpdateTime.Equal(b.LastUpdateTime.Time)
+		a.LastTransitionTime.Equal(b.LastTransitionTime) && a.LastUpdateTime.Equal(b.LastUpdateTime)
 }

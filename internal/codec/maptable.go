@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"encoding/json"
 	"hash/maphash"
 	"maps"
 	"sync"
@@ -82,15 +83,41 @@ func (t *MapTable) slot(h uint64) *atomic.Pointer[map[string]string] {
 	return &t.slots[h&(mapSlots-1)]
 }
 
-// pairSpan is where one key or value's bytes are in a text, quotes excluded.
-type pairSpan struct{ start, end int32 }
+// pairSpan is where one key or value's bytes are in a text, quotes excluded; or, for a
+// string with escapes (start < 0), the string they stand for.
+type pairSpan struct {
+	start, end int32
+	decoded    string
+}
+
+// spanOf returns the span of the string at data[i:end] (quotes included).
+func spanOf(data []byte, i, end int, plain bool) (pairSpan, bool) {
+	if plain {
+		return pairSpan{start: int32(i + 1), end: int32(end - 1)}, true
+	}
+	// An annotation whose value is JSON (a mesh sidecar's status, a last-applied
+	// configuration) is escaped; it is as often the same from pod to pod as any other.
+	var s string
+	if json.Unmarshal(data[i:end], &s) != nil {
+		return pairSpan{}, false
+	}
+	return pairSpan{start: -1, decoded: s}, true
+}
+
+// bytes returns the span's bytes: in data, or of its decoded string (not to be changed).
+func (s pairSpan) bytes(data []byte) []byte {
+	if s.start < 0 {
+		return unsafe.Slice(unsafe.StringData(s.decoded), len(s.decoded))
+	}
+	return data[s.start:s.end]
+}
 
 // decodeMap is decodeStringMap with the table in front of it.
 func (t *MapTable) decodeMap(data []byte, i int, p unsafe.Pointer) (int, error) {
 	var spans [2 * sharedPairsMax]pairSpan
 	h, pairs, end := t.textHash(data, i, &spans)
 	if end < 0 {
-		return decodeStringMap(data, i, p) // not a plain object of strings: no sharing
+		return decodeStringMap(data, i, p) // not a small object of strings: no sharing
 	}
 	slot := t.slot(h)
 	if m := slot.Load(); m != nil && len(*m) == pairs && holds(*m, data, spans[:2*pairs]) {
@@ -106,8 +133,8 @@ func (t *MapTable) decodeMap(data []byte, i int, p unsafe.Pointer) (int, error) 
 
 // textHash hashes the pairs of the JSON object at data[i] as Share hashes a map's, and
 // records where each key and value is. end is -1 (and nothing else is meaningful) when
-// the text is not an object of at most sharedPairsMax pairs of strings without escapes,
-// within sharedMapMax bytes.
+// the text is not an object of at most sharedPairsMax pairs of strings within
+// sharedMapMax bytes.
 func (t *MapTable) textHash(data []byte, i int, spans *[2 * sharedPairsMax]pairSpan) (h uint64, pairs, end int) {
 	if data[i] != '{' {
 		return 0, 0, -1
@@ -119,16 +146,20 @@ func (t *MapTable) textHash(data []byte, i int, spans *[2 * sharedPairsMax]pairS
 			return 0, 0, -1
 		}
 		keyEnd, keyPlain, v := jsonscan.Member(text, j)
-		if v < 0 || !keyPlain {
+		if v < 0 {
 			return 0, 0, -1
 		}
 		valueEnd, valuePlain := jsonscan.String(text, v)
-		if valueEnd < 0 || !valuePlain {
+		if valueEnd < 0 {
 			return 0, 0, -1
 		}
-		key, value := pairSpan{int32(j + 1), int32(keyEnd - 1)}, pairSpan{int32(v + 1), int32(valueEnd - 1)}
+		key, okKey := spanOf(text, j, keyEnd, keyPlain)
+		value, okValue := spanOf(text, v, valueEnd, valuePlain)
+		if !okKey || !okValue {
+			return 0, 0, -1
+		}
 		spans[2*pairs], spans[2*pairs+1] = key, value
-		h += t.pairHashBytes(text[key.start:key.end], text[value.start:value.end])
+		h += t.pairHashBytes(key.bytes(text), value.bytes(text))
 		pairs++
 		if j, more = jsonscan.NextMember(text, valueEnd); j < 0 {
 			return 0, 0, -1
@@ -147,8 +178,8 @@ func (t *MapTable) pairHashBytes(k, v []byte) uint64 {
 // there are pairs, so every entry is matched).
 func holds(m map[string]string, data []byte, spans []pairSpan) bool {
 	for p := 0; p < len(spans); p += 2 {
-		k, v := spans[p], spans[p+1]
-		if got, ok := m[string(data[k.start:k.end])]; !ok || got != string(data[v.start:v.end]) {
+		k, v := spans[p].bytes(data), spans[p+1].bytes(data)
+		if got, ok := m[string(k)]; !ok || got != string(v) {
 			return false
 		}
 	}
