@@ -180,3 +180,38 @@ func TestPodConditionReasonAndMessage(t *testing.T) {
 		t.Errorf("conditions (-want +got):\n%s", d)
 	}
 }
+
+// The owner references of the pods of one ReplicaSet are one slice in a cache; another
+// owner's are not, and a decode without the cache's table gets a slice of its own.
+func TestDecodeSharesOwnerReferences(t *testing.T) {
+	pod := func(name, owner string) []byte {
+		return []byte(`{"metadata":{"name":"` + name + `","ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"` +
+			owner + `","uid":"u-` + owner + `","controller":true,"blockOwnerDeletion":true}]}}`)
+	}
+	share := DecodeOptions{Maps: NewMapTable()}
+	decode := func(data []byte, opts DecodeOptions) []OwnerReference {
+		t.Helper()
+		p, err := codec.DecodeUnvalidated[*Pod](data, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.OwnerReferences
+	}
+	same := func(a, b []OwnerReference) bool { return len(a) > 0 && &a[0] == &b[0] }
+	a, b := decode(pod("a", "web"), share), decode(pod("b", "web"), share)
+	if !same(a, b) {
+		t.Error("the same owner references decoded with one table are two slices")
+	}
+	if other := decode(pod("c", "db"), share); same(other, a) || other[0].Name != "db" {
+		t.Errorf("another owner got the shared slice: %+v", other)
+	}
+	if plain := decode(pod("d", "web"), DecodeOptions{}); same(plain, a) {
+		t.Error("a decode without a table got the table's slice")
+	}
+	want := []OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web", UID: "u-web", Controller: ptr(true), BlockOwnerDeletion: ptr(true)}}
+	if d := cmp.Diff(want, b); d != "" {
+		t.Errorf("owner references (-want +got):\n%s", d)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -9,21 +9,21 @@ type TypeMeta struct {
 }
 
 // ObjectMeta is the metadata every persisted object has. Fields the engine does not read
-// (managedFields, selfLink, ...) are kept in Unknown and written back unchanged.
+// (managedFields, deletionGracePeriodSeconds, selfLink, ...) are kept in Unknown and
+// written back unchanged.
 type ObjectMeta struct {
-	Name                       string            `json:"name,omitempty"`
-	GenerateName               string            `json:"generateName,omitempty"`
-	Namespace                  string            `json:"namespace,omitempty"`
-	UID                        string            `json:"uid,omitempty"`
-	ResourceVersion            string            `json:"resourceVersion,omitempty"`
-	Generation                 int64             `json:"generation,omitempty"`
-	CreationTimestamp          Time              `json:"creationTimestamp,omitzero"`
-	DeletionTimestamp          *Time             `json:"deletionTimestamp,omitempty"`
-	DeletionGracePeriodSeconds *int64            `json:"deletionGracePeriodSeconds,omitempty"`
-	Labels                     map[string]string `json:"labels,omitempty"`
-	Annotations                map[string]string `json:"annotations,omitempty"`
-	OwnerReferences            []OwnerReference  `json:"ownerReferences,omitempty"`
-	Finalizers                 []string          `json:"finalizers,omitempty"`
+	Name              string            `json:"name,omitempty"`
+	GenerateName      string            `json:"generateName,omitempty"`
+	Namespace         string            `json:"namespace,omitempty"`
+	UID               string            `json:"uid,omitempty"`
+	ResourceVersion   string            `json:"resourceVersion,omitempty"`
+	Generation        int64             `json:"generation,omitempty"`
+	CreationTimestamp Time              `json:"creationTimestamp,omitzero"`
+	DeletionTimestamp *Time             `json:"deletionTimestamp,omitempty"`
+	Labels            map[string]string `json:"labels,omitempty"`
+	Annotations       map[string]string `json:"annotations,omitempty"`
+	OwnerReferences   []OwnerReference  `json:"ownerReferences,omitempty"`
+	Finalizers        []string          `json:"finalizers,omitempty"`
 
 	Unknown Unknown `json:"-"`
 }

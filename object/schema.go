@@ -27,6 +27,7 @@ var schema = codec.Schema{
 		Member:      "metadata",
 		Droppable:   "managedFields",
 		SharedMaps:  []string{"labels", "annotations"},
+		SharedLists: []string{"ownerReferences"},
 		NotInterned: []string{"name", "uid", "resourceVersion"},
 	},
 	ApplyOptions: applyOptions,

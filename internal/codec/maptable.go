@@ -1,9 +1,11 @@
 package codec
 
 import (
+	"bytes"
 	"encoding/json"
 	"hash/maphash"
 	"maps"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -37,6 +39,8 @@ type MapTable struct {
 	// variants are the decode tables of objects whose metadata's maps go through this
 	// table, by the table they are a copy of (built on first use; see variant).
 	variants sync.Map
+	// lists are the values of Metadata.SharedLists, by their JSON text (see byText).
+	lists [listSlots]atomic.Pointer[textValue]
 	// parts are the cache's shared parts (parts.go), and registries the copies of a
 	// registry whose tables decode into them (one per registry; built on first use).
 	parts      *parts
@@ -202,8 +206,49 @@ func (t *MapTable) variant(r *registry, base *table, drop bool) *table {
 		return v.(*table)
 	}
 	own := t.registryFor(r).lookup(base.typ)
-	v, _ := t.variants.LoadOrStore(key, own.withMeta(own.object.metaVariant(drop, t.decodeMap)))
+	v, _ := t.variants.LoadOrStore(key, own.withMeta(own.object.metaVariant(drop, t)))
 	return v.(*table)
+}
+
+// textValue is a decoded value and the JSON text it was decoded from.
+type textValue struct {
+	text  []byte
+	value reflect.Value // a pointer to a copy of the value
+}
+
+const (
+	listSlots = 1 << 10
+	// Longer texts are decoded as usual: they rarely repeat, and each slot keeps one.
+	sharedListMax = 1024
+)
+
+// byText returns a decodeFunc for values of typ that decode hands out the table's value
+// for the same JSON text when it holds one: the owner references of the pods of one
+// ReplicaSet are one text, and as a slice of structs with two pointers each, about 100
+// bytes a pod. Like the maps' slots, the lists' are lossy and bounded (listSlots values
+// and their texts, each at most sharedListMax bytes), and a value is handed out only when
+// its text is the same byte for byte. The value is shared as the maps are: objects
+// decoded so must not have it changed in place.
+func (t *MapTable) byText(typ reflect.Type, decode decodeFunc) decodeFunc {
+	return func(data []byte, i int, p unsafe.Pointer) (int, error) {
+		end := jsonscan.ValueEnd(data, i)
+		if end < 0 || end-i > sharedListMax || data[i] == 'n' {
+			return decode(data, i, p)
+		}
+		text := data[i:end]
+		slot := &t.lists[maphash.Bytes(t.seed, text)&(listSlots-1)]
+		if s := slot.Load(); s != nil && bytes.Equal(s.text, text) {
+			reflect.NewAt(typ, p).Elem().Set(s.value.Elem())
+			return end, nil
+		}
+		n, err := decode(data, i, p)
+		if err == nil && n == end {
+			v := reflect.New(typ)
+			v.Elem().Set(reflect.NewAt(typ, p).Elem())
+			slot.Store(&textValue{text: bytes.Clone(text), value: v})
+		}
+		return n, err
+	}
 }
 
 // SharedParts returns how many parts (parts.go) objects decoded with t share now: the

@@ -44,6 +44,9 @@ type Metadata struct {
 	Droppable string
 	// SharedMaps are the members, of type map[string]string, that Options.Maps shares.
 	SharedMaps []string
+	// SharedLists are the members, of any type, that Options.Maps shares when their JSON
+	// text is the same (owner references).
+	SharedLists []string
 	// NotInterned are the string members unique to each object: looking them up in the
 	// intern table would only push out the strings that objects do share.
 	NotInterned []string

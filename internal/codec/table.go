@@ -78,17 +78,22 @@ func (r *registry) findMetadata(t *table) {
 }
 
 // metaVariant returns a copy of the metadata's table that skips the droppable member
-// (drop) and decodes the shared maps with maps (when not nil).
-func (o *object) metaVariant(drop bool, maps decodeFunc) *table {
+// (drop) and decodes the shared maps and lists through share (when not nil).
+func (o *object) metaVariant(drop bool, share *MapTable) *table {
 	m := *o.meta
 	m.byName = cloneFields(m.byName)
 	if drop {
 		m.skip = o.metadata.Droppable
 	}
-	if maps != nil {
+	if share != nil {
 		for _, name := range o.metadata.SharedMaps {
 			f := *m.byName[name]
-			f.decode = maps
+			f.decode = share.decodeMap
+			m.byName[name] = &f
+		}
+		for _, name := range o.metadata.SharedLists {
+			f := *m.byName[name]
+			f.decode = share.byText(m.typ.FieldByIndex(f.index).Type, f.decode)
 			m.byName[name] = &f
 		}
 	}
