@@ -3,7 +3,6 @@ package codec
 import (
 	"bytes"
 	"encoding/binary"
-	"slices"
 	"sync"
 )
 
@@ -144,7 +143,8 @@ func (b *builder) at(i int) *span {
 
 // build returns the Members' buffer (see withLength): nil for no members. It may be
 // shared with other Members holding the same members (buffers are never written once
-// built): a small one through the intern table, any through parts when it is set.
+// built): a small one through the intern table, a larger one through parts when it is
+// set. A large buffer (a Secret's data) is copied once, into the buffer kept.
 func (b *builder) build(parts *parts) []byte {
 	if b.sp == nil {
 		return nil
@@ -160,19 +160,16 @@ func (b *builder) build(parts *parts) []byte {
 		out = out[:w]
 	}
 	var buf []byte
-	if len(out) > 0 {
-		// The run goes behind its length in the scratch buffer's room past its end
-		// (which the next use writes over): only the copy kept is allocated.
-		b.buf = slices.Grow(b.buf, binary.MaxVarintLen64+len(out)) // kept with the pool's buffer
-		framed := withLength(b.buf[len(b.buf):], out)
-		switch {
-		case parts != nil:
-			buf = parts.bytes(framed)
-		case len(framed) <= internMax:
-			buf = internBytes(framed)
-		default:
-			buf = append(make([]byte, 0, len(framed)), framed...)
-		}
+	switch n := uvarintLen(len(out)) + len(out); {
+	case len(out) == 0:
+	case n <= internMax:
+		// Small: framed on the stack, and shared through the intern table.
+		var small [internMax]byte
+		buf = internBytes(withLength(small[:0], out))
+	case parts != nil:
+		buf = parts.adopt(withLength(make([]byte, 0, n), out))
+	default:
+		buf = withLength(make([]byte, 0, n), out) // the one copy kept
 	}
 	if cap(b.buf) <= 64<<10 {
 		*b.sp = b.buf[:0]
@@ -196,4 +193,13 @@ func boolBit(b bool) uint64 {
 		return 1
 	}
 	return 0
+}
+
+// uvarintLen is the length of n as a uvarint.
+func uvarintLen(n int) int {
+	l := 1
+	for ; n >= 0x80; n >>= 7 {
+		l++
+	}
+	return l
 }

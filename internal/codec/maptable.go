@@ -231,23 +231,23 @@ const (
 // decoded so must not have it changed in place.
 func (t *MapTable) byText(typ reflect.Type, decode decodeFunc) decodeFunc {
 	return func(data []byte, i int, p unsafe.Pointer) (int, error) {
-		end := jsonscan.ValueEnd(data, i)
-		if end < 0 || end-i > sharedListMax || data[i] == 'n' {
-			return decode(data, i, p)
+		// Decoded first, which finds where the text ends (a scan of its own would cost
+		// as much again); on a hit, what was decoded is let go.
+		end, err := decode(data, i, p)
+		if err != nil || end-i > sharedListMax || data[i] == 'n' {
+			return end, err
 		}
 		text := data[i:end]
 		slot := &t.lists[maphash.Bytes(t.seed, text)&(listSlots-1)]
+		field := reflect.NewAt(typ, p).Elem()
 		if s := slot.Load(); s != nil && bytes.Equal(s.text, text) {
-			reflect.NewAt(typ, p).Elem().Set(s.value.Elem())
+			field.Set(s.value.Elem())
 			return end, nil
 		}
-		n, err := decode(data, i, p)
-		if err == nil && n == end {
-			v := reflect.New(typ)
-			v.Elem().Set(reflect.NewAt(typ, p).Elem())
-			slot.Store(&textValue{text: bytes.Clone(text), value: v})
-		}
-		return n, err
+		v := reflect.New(typ)
+		v.Elem().Set(field)
+		slot.Store(&textValue{text: bytes.Clone(text), value: v})
+		return end, nil
 	}
 }
 

@@ -62,12 +62,12 @@ func (t *parts) bytes(b []byte) []byte {
 	if len(b) <= internMax {
 		return internBytes(b)
 	}
-	h := maphash.Bytes(t.seed, b)
-	if p := t.lookup(h, b); p != nil {
-		return unsafe.Slice(p, len(b))
-	}
-	return t.add(h, b)
+	return t.share(b, false)
 }
+
+// adopt is bytes for a b of more than internMax bytes that the caller gives up: b itself
+// is kept when no part equals it, and never changed.
+func (t *parts) adopt(b []byte) []byte { return t.share(b[:len(b):len(b)], true) }
 
 // string returns b as a string, or the table's part with the same bytes as one (its
 // bytes are never modified, so the string may share them).
@@ -75,34 +75,25 @@ func (t *parts) string(b []byte) string {
 	if len(b) <= internMax {
 		return internString(b)
 	}
-	h := maphash.Bytes(t.seed, b)
-	if p := t.lookup(h, b); p != nil {
-		return unsafe.String(p, len(b))
-	}
-	c := t.add(h, b)
+	c := t.share(b, false)
 	return unsafe.String(unsafe.SliceData(c), len(c))
 }
 
-// lookup returns the first byte of a live part equal to b (whose hash is h), or nil.
-func (t *parts) lookup(h uint64, b []byte) *byte {
+// share returns the live part equal to b, or else b (owned) or a copy of it, which
+// becomes a part if b was seen before.
+func (t *parts) share(b []byte, owned bool) []byte {
+	h := maphash.Bytes(t.seed, b)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	e, ok := t.live[h]
-	if !ok || e.n != len(b) {
-		return nil
+	if e, ok := t.live[h]; ok && e.n == len(b) {
+		if p := e.first.Value(); p != nil && bytes.Equal(unsafe.Slice(p, e.n), b) {
+			return unsafe.Slice(p, e.n)
+		}
 	}
-	p := e.first.Value()
-	if p == nil || !bytes.Equal(unsafe.Slice(p, e.n), b) {
-		return nil
+	c := b
+	if !owned {
+		c = append(make([]byte, 0, len(b)), b...)
 	}
-	return p
-}
-
-// add copies b; the copy becomes a part if b was seen before.
-func (t *parts) add(h uint64, b []byte) []byte {
-	c := append(make([]byte, 0, len(b)), b...)
-	t.mu.Lock()
-	defer t.mu.Unlock()
 	// Two slots may hold h, and a first sighting takes one of them in turn: two parts
 	// whose hashes share one slot, seen one after the other again and again, would
 	// otherwise push each other out forever and never be entered.
