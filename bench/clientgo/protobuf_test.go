@@ -86,12 +86,12 @@ func (m mustServe) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // listAll lists the pods of the bench namespace page by page, and returns them with each
 // page's ListMeta.
-func listAll(t *testing.T, cs *kubernetes.Clientset, opts metav1.ListOptions) ([]corev1.Pod, []metav1.ListMeta) {
+func listAll(t *testing.T, cs *kubernetes.Clientset, ns string, opts metav1.ListOptions) ([]corev1.Pod, []metav1.ListMeta) {
 	t.Helper()
 	var pods []corev1.Pod
 	var metas []metav1.ListMeta
 	for {
-		l, err := cs.CoreV1().Pods("bench").List(context.Background(), opts)
+		l, err := cs.CoreV1().Pods(ns).List(context.Background(), opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -120,8 +120,8 @@ func TestProtobufListMatchesJSON(t *testing.T) {
 		"paged":   {Limit: 100},
 		"sharded": {Limit: 40, ShardSelector: shard.Selector{Field: shard.UID, Ranges: []shard.Range{{First: 0, Last: 1<<62 - 1}}}.String()},
 	} {
-		want, wantMeta := listAll(t, jsonCS, opts)
-		got, gotMeta := listAll(t, pbCS, opts)
+		want, wantMeta := listAll(t, jsonCS, "bench", opts)
+		got, gotMeta := listAll(t, pbCS, "bench", opts)
 		if len(want) == 0 || name != "sharded" && len(want) != s.Len() {
 			t.Fatalf("%s: %d pods listed in JSON", name, len(want))
 		}
@@ -147,11 +147,11 @@ type event struct {
 	Pod  *corev1.Pod
 }
 
-func readEvents(t *testing.T, cs *kubernetes.Clientset, opts metav1.ListOptions, n int, since time.Time) []event {
+func readEvents(t *testing.T, cs *kubernetes.Clientset, ns string, opts metav1.ListOptions, n int, since time.Time) []event {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	w, err := cs.CoreV1().Pods("bench").Watch(ctx, opts)
+	w, err := cs.CoreV1().Pods(ns).Watch(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,8 +197,8 @@ func TestProtobufWatchMatchesJSON(t *testing.T) {
 			AllowWatchBookmarks: true}, s.Len() + 1 + 5},
 	} {
 		since := time.Now()
-		want := readEvents(t, jsonCS, c.opts, c.n, since)
-		got := readEvents(t, pbCS, c.opts, c.n, since)
+		want := readEvents(t, jsonCS, "bench", c.opts, c.n, since)
+		got := readEvents(t, pbCS, "bench", c.opts, c.n, since)
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("%s: protobuf events (-JSON +protobuf):\n%s", name, diff)
 		}

@@ -2,7 +2,6 @@ package clientgo
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"strconv"
 	"testing"
@@ -12,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/kinformer/kinformer/bench/clientgo/pbobjects"
 	"github.com/kinformer/kinformer/bench/internal/streamserver"
@@ -73,58 +71,6 @@ func TestRealisticPodsInKubernetesTypes(t *testing.T) {
 		s.Len(), float64(jsonBytes)/float64(s.Len()), float64(pbBytes)/float64(s.Len()))
 }
 
-// allPods lists the pods of every namespace page by page.
-func allPods(t *testing.T, cs *kubernetes.Clientset, limit int64) []corev1.Pod {
-	t.Helper()
-	var pods []corev1.Pod
-	opts := metav1.ListOptions{Limit: limit}
-	for {
-		l, err := cs.CoreV1().Pods("").List(context.Background(), opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pods = append(pods, l.Items...)
-		if l.Continue == "" {
-			return pods
-		}
-		opts.Continue = l.Continue
-	}
-}
-
-// watchAll reads n events of a watch of every namespace's pods, stamps checked and cut.
-func watchAll(t *testing.T, cs *kubernetes.Clientset, opts metav1.ListOptions, n int, since time.Time) []event {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	w, err := cs.CoreV1().Pods("").Watch(ctx, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
-	var evs []event
-	for ev := range w.ResultChan() {
-		p, ok := ev.Object.(*corev1.Pod)
-		if !ok {
-			t.Fatalf("event %d: %s of a %T: %v", len(evs), ev.Type, ev.Object, ev.Object)
-		}
-		if ev.Type != watch.Bookmark {
-			stamp := p.Annotations[streamserver.StampAnnotation]
-			ns, err := strconv.ParseInt(stamp, 10, 64)
-			if err != nil || len(stamp) != 19 || ns < since.UnixNano() || ns > time.Now().UnixNano() {
-				t.Errorf("event %d: stamp %q", len(evs), stamp)
-			}
-			delete(p.Annotations, streamserver.StampAnnotation)
-		}
-		p.TypeMeta = metav1.TypeMeta{}
-		evs = append(evs, event{ev.Type, p})
-		if len(evs) == n {
-			return evs
-		}
-	}
-	t.Fatalf("the watch ended after %d events", len(evs))
-	return nil
-}
-
 // A realistic pod's protobuf decodes to the same Pod as its JSON, listed and in watch
 // events, whose kubelet variants are patched into the protobuf messages as into the JSON:
 // the events change what the kubelet writes (condition times, restart counts, container
@@ -132,8 +78,8 @@ func watchAll(t *testing.T, cs *kubernetes.Clientset, opts metav1.ListOptions, n
 func TestRealisticProtobufMatchesJSON(t *testing.T) {
 	const pods, events = 300, 1000
 	s, jsonCS, pbCS := protobufServer(t, streamserver.Options{Profile: streamserver.RealisticPods, Objects: pods, WatchEvents: events})
-	listed := allPods(t, jsonCS, 0)
-	if got := allPods(t, pbCS, 70); len(listed) != s.Len() || !cmp.Equal(listed, got, ignoreTypeMeta) {
+	listed, _ := listAll(t, jsonCS, "", metav1.ListOptions{})
+	if got, _ := listAll(t, pbCS, "", metav1.ListOptions{Limit: 70}); len(listed) != s.Len() || !cmp.Equal(listed, got, ignoreTypeMeta) {
 		t.Fatalf("listed %d pods in JSON, %d in protobuf; equal: %v", len(listed), len(got), cmp.Equal(listed, got, ignoreTypeMeta))
 	}
 	byName := map[string]*corev1.Pod{}
@@ -142,8 +88,8 @@ func TestRealisticProtobufMatchesJSON(t *testing.T) {
 	}
 	opts := metav1.ListOptions{ResourceVersion: strconv.FormatInt(s.ListResourceVersion(), 10)}
 	since := time.Now()
-	want := watchAll(t, jsonCS, opts, events, since)
-	got := watchAll(t, pbCS, opts, events, since)
+	want := readEvents(t, jsonCS, "", opts, events, since)
+	got := readEvents(t, pbCS, "", opts, events, since)
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("protobuf events (-JSON +protobuf):\n%s", diff)
 	}

@@ -2028,6 +2028,24 @@ func pbContainerID(val []byte, at int) (string, pbSpot, error) {
 	return string(hex), pbSpot{at + len(containerdPrefix), 64}, nil
 }
 
+// pbNameAndTime reads a message's string field 1 and the seconds of its time field 4 (a
+// managedFields entry's manager and time, a condition's type and lastTransitionTime),
+// with where those seconds are; found says whether field 4 was there.
+func pbNameAndTime(msg []byte, at int) (name string, sec int64, spot pbSpot, found bool, err error) {
+	err = pbWalk(msg, at, func(num int, val []byte, _ uint64, at, _ int) error {
+		var err error
+		switch num {
+		case 1:
+			name = string(val)
+		case 4:
+			sec, spot, err = pbSeconds(val, at)
+			found = true
+		}
+		return err
+	})
+	return name, sec, spot, found, err
+}
+
 // readKubelet reads a realistic pod's message (Pod: metadata 1, status 3) for its
 // kubeletState and where each of its values is.
 func readKubelet(msg []byte) (kubeletState, pbKubelet, error) {
@@ -2037,20 +2055,7 @@ func readKubelet(msg []byte) (kubeletState, pbKubelet, error) {
 		switch num {
 		case 1: // ObjectMeta: managedFields 17, each {manager 1, time 4}
 			return pbEach(val, at, 17, func(entry []byte, _ uint64, at, _ int) error {
-				manager, found := "", false
-				var sec int64
-				var spot pbSpot
-				err := pbWalk(entry, at, func(num int, val []byte, _ uint64, at, _ int) error {
-					var err error
-					switch num {
-					case 1:
-						manager = string(val)
-					case 4:
-						sec, spot, err = pbSeconds(val, at)
-						found = true
-					}
-					return err
-				})
+				manager, sec, spot, found, err := pbNameAndTime(entry, at)
 				if err == nil && manager == "kubelet" && found {
 					ks.updatedAt, loc.updated = sec, spot
 				}
@@ -2060,19 +2065,7 @@ func readKubelet(msg []byte) (kubeletState, pbKubelet, error) {
 			return pbWalk(val, at, func(num int, val []byte, _ uint64, at, _ int) error {
 				switch num {
 				case 2: // PodCondition: type 1, lastTransitionTime 4
-					typ := ""
-					var sec int64
-					var spot pbSpot
-					err := pbWalk(val, at, func(num int, val []byte, _ uint64, at, _ int) error {
-						var err error
-						switch num {
-						case 1:
-							typ = string(val)
-						case 4:
-							sec, spot, err = pbSeconds(val, at)
-						}
-						return err
-					})
+					typ, sec, spot, _, err := pbNameAndTime(val, at)
 					if err == nil && (typ == "Ready" || typ == "ContainersReady") {
 						ks.readyAt = sec
 						loc.ready = append(loc.ready, spot)
