@@ -3,6 +3,7 @@ package codec
 import (
 	"bytes"
 	"encoding/binary"
+	"slices"
 	"sync"
 )
 
@@ -166,6 +167,12 @@ func (b *builder) build(parts *parts) []byte {
 		// Small: framed on the stack, and shared through the intern table.
 		var small [internMax]byte
 		buf = internBytes(withLength(small[:0], out))
+	case parts != nil && n <= maxFramedInScratch:
+		// Framed in the scratch buffer's room past its end (which the next use writes
+		// over; the room grown stays with the pool's buffer): a part the table holds
+		// costs no allocation.
+		b.buf = slices.Grow(b.buf, n)
+		buf = parts.bytes(withLength(b.buf[len(b.buf):len(b.buf)], out))
 	case parts != nil:
 		buf = parts.adopt(withLength(make([]byte, 0, n), out))
 	default:
@@ -194,6 +201,11 @@ func boolBit(b bool) uint64 {
 	}
 	return 0
 }
+
+// maxFramedInScratch bounds the buffers framed in the scratch buffer's room: a larger
+// one (a Secret's data) would double a scratch buffer that the pool then drops, so it is
+// framed in the buffer kept instead.
+const maxFramedInScratch = 16 << 10
 
 // uvarintLen is the length of n as a uvarint.
 func uvarintLen(n int) int {

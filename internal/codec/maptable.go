@@ -231,11 +231,11 @@ const (
 // decoded so must not have it changed in place.
 func (t *MapTable) byText(typ reflect.Type, decode decodeFunc) decodeFunc {
 	return func(data []byte, i int, p unsafe.Pointer) (int, error) {
-		// Decoded first, which finds where the text ends (a scan of its own would cost
-		// as much again); on a hit, what was decoded is let go.
-		end, err := decode(data, i, p)
-		if err != nil || end-i > sharedListMax || data[i] == 'n' {
-			return end, err
+		// Found by its text before it is decoded: a hit then allocates nothing (a scan
+		// of a pod's owner references takes about 100 ns).
+		end := jsonscan.ValueEnd(data, i)
+		if end < 0 || end-i > sharedListMax || data[i] == 'n' {
+			return decode(data, i, p)
 		}
 		text := data[i:end]
 		slot := &t.lists[maphash.Bytes(t.seed, text)&(listSlots-1)]
@@ -244,10 +244,13 @@ func (t *MapTable) byText(typ reflect.Type, decode decodeFunc) decodeFunc {
 			field.Set(s.value.Elem())
 			return end, nil
 		}
-		v := reflect.New(typ)
-		v.Elem().Set(field)
-		slot.Store(&textValue{text: bytes.Clone(text), value: v})
-		return end, nil
+		n, err := decode(data, i, p)
+		if err == nil && n == end {
+			v := reflect.New(typ)
+			v.Elem().Set(field)
+			slot.Store(&textValue{text: bytes.Clone(text), value: v})
+		}
+		return n, err
 	}
 }
 
