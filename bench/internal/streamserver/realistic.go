@@ -1869,8 +1869,8 @@ func diffSpans(base, variant []byte, holes [2]int) []patchSpan {
 // data.
 func (t *template) writePatched(w *bufio.Writer, rv, stamp []byte, spans []patchSpan, data []byte) {
 	prev, h := 0, 0
-	for _, s := range spans {
-		for ; h < len(t.at) && t.at[h] <= int(s.at); h++ {
+	holesTo := func(end int) { // the holes before end, with the bytes before each
+		for ; h < len(t.at) && t.at[h] <= end; h++ {
 			w.Write(t.buf[prev:t.at[h]])
 			if t.kinds[h] == holeRV {
 				w.Write(rv)
@@ -1879,20 +1879,15 @@ func (t *template) writePatched(w *bufio.Writer, rv, stamp []byte, spans []patch
 			}
 			prev = t.at[h]
 		}
+	}
+	for _, s := range spans {
+		holesTo(int(s.at))
 		w.Write(t.buf[prev:s.at])
 		w.Write(data[:s.n])
 		data = data[s.n:]
 		prev = int(s.at + s.n)
 	}
-	for ; h < len(t.at); h++ {
-		w.Write(t.buf[prev:t.at[h]])
-		if t.kinds[h] == holeRV {
-			w.Write(rv)
-		} else {
-			w.Write(stamp)
-		}
-		prev = t.at[h]
-	}
+	holesTo(len(t.buf))
 	w.Write(t.buf[prev:])
 }
 

@@ -466,22 +466,7 @@ func TestRealisticEmitAllocatesNothing(t *testing.T) {
 func BenchmarkEmitRealistic(b *testing.B) {
 	s := realisticServer(b, 10000)
 	for _, meta := range []bool{false, true} {
-		b.Run(fmt.Sprintf("metadata-only=%v", meta), func(b *testing.B) {
-			w := &watcher{s: s, items: s.items, kind: "Pod", metaOnly: meta}
-			w.cw.w = io.Discard
-			w.bw = bufio.NewWriterSize(&w.cw, 256<<10)
-			k := int64(0)
-			for b.Loop() {
-				w.change(k)
-				k++
-				if w.events >= 64 {
-					_ = w.push()
-				}
-			}
-			_ = w.push()
-			b.SetBytes(w.cw.n / k)
-			b.ReportMetric(float64(k)/b.Elapsed().Seconds(), "events/s")
-		})
+		b.Run(fmt.Sprintf("metadata-only=%v", meta), func(b *testing.B) { emitEvents(b, s, meta) })
 	}
 }
 
