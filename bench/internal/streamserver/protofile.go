@@ -87,7 +87,7 @@ func (s *Server) loadProtobuf(path string) error {
 		if it.pb, err = pbTemplate(msg, it); err != nil {
 			return fmt.Errorf("streamserver: protobuf objects %s: object %d: %w (prepare the file with the server's flags)", path, i, err)
 		}
-		if it.kubelet != nil { // a realistic pod's kubelet variants (realistic.go)
+		if it.kubelet != nil { // a realistic pod's kubelet variants (realistic_protobuf.go)
 			if err := it.kubelet.loadProtobuf(msg, it); err != nil {
 				return fmt.Errorf("streamserver: protobuf objects %s: object %d: %w", path, i, err)
 			}

@@ -119,7 +119,7 @@ func (w *watcher) change(k int64) {
 	if w.filter != nil && !w.filter.keeps(it) {
 		return
 	}
-	if it.kubelet != nil { // a realistic pod: the change is the kubelet's (realistic.go)
+	if it.kubelet != nil { // a realistic pod: the change is the kubelet's (realistic_patch.go)
 		w.emitKubelet(typ, it, strconv.AppendInt(w.rv[:0], w.s.r0+1+k, 10), kubeletVariant(k, len(w.items)))
 		return
 	}
