@@ -32,7 +32,7 @@ type item struct {
 	// fields a shardSelector can hash.
 	nsHash, uidHash uint64
 	// kubelet, for the realistic profile's pods, is what their watch events change
-	// (realistic_kubelet.go); nil for the other profiles.
+	// (realistic_patch.go); nil for the other profiles.
 	kubelet *podVariants
 }
 
