@@ -2,6 +2,8 @@ package object
 
 import (
 	"encoding/json"
+	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -215,3 +217,30 @@ func TestDecodeSharesOwnerReferences(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// reflect.DeepEqual never calls different unknown members equal: it compares an
+// Unknown by identity (two objects of one cache that share a part are equal), and
+// Unknown.Equal, which go-cmp calls, compares what the members say.
+func TestDeepEqualNeverHidesAChange(t *testing.T) {
+	decode := func(text string, opts DecodeOptions) *Pod {
+		t.Helper()
+		p, err := codec.DecodeUnvalidated[*Pod]([]byte(text), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	const pod = `{"metadata":{"name":"a"},"spec":{"containers":[{"name":"x","zzz":"%s","env":[{"name":"LONG_ENOUGH_TO_BE_A_SHARED_PART","value":"yes, more than 64 bytes"}]}]}}`
+	a, b := decode(fmt.Sprintf(pod, "qwerty1"), DecodeOptions{}), decode(fmt.Sprintf(pod, "qwerty2"), DecodeOptions{})
+	if reflect.DeepEqual(a, b) || cmp.Equal(a, b) {
+		t.Error("pods whose containers differ in an unknown member compare equal")
+	}
+	share := DecodeOptions{Maps: NewMapTable()}
+	var same []*Pod
+	for range 3 { // a part is shared from its second sighting
+		same = append(same, decode(fmt.Sprintf(pod, "qwerty1"), share))
+	}
+	if !reflect.DeepEqual(same[1].Spec.Containers, same[2].Spec.Containers) || !cmp.Equal(a, same[0]) {
+		t.Error("equal containers compare different: shared ones under DeepEqual, or any under cmp")
+	}
+}

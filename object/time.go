@@ -35,8 +35,14 @@ func NewTime(t time.Time) Time {
 	if t.IsZero() {
 		return Time{}
 	}
-	sec := min(max(t.Unix(), yearZero), lastSec)
-	return Time{(sec-yearZero+1)<<usBits | int64(t.Nanosecond()/1000)}
+	sec, us := t.Unix(), int64(t.Nanosecond()/1000)
+	switch {
+	case sec < yearZero:
+		sec, us = yearZero, 0
+	case sec > lastSec:
+		sec, us = lastSec, 999999
+	}
+	return Time{(sec-yearZero+1)<<usBits | us}
 }
 
 // Now returns the current time truncated to what the API keeps.
@@ -76,8 +82,8 @@ func (t Time) String() string {
 func (t Time) format() string {
 	tt := t.Time()
 	if tt.Nanosecond() != 0 {
-		// The API writes whole seconds; a value that came with fractions keeps them, so a
-		// round trip never loses data.
+		// The API writes whole seconds; a value that came with a fraction keeps it, to
+		// the microsecond (kube-apiserver drops fractions altogether).
 		return tt.Format(time.RFC3339Nano)
 	}
 	return tt.Format(time.RFC3339)

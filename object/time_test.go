@@ -63,3 +63,15 @@ func TestTimeHoldsWhatTheAPIWrites(t *testing.T) {
 		t.Errorf("a fraction is kept to the microsecond: %d ns", got)
 	}
 }
+
+// A time RFC 3339 cannot write is moved to the nearest one a Time holds.
+func TestNewTimeClampsToTheYearsItHolds(t *testing.T) {
+	for _, c := range []struct{ in, want time.Time }{
+		{time.Date(10000, 1, 1, 0, 0, 0, 5000, time.UTC), time.Date(9999, 12, 31, 23, 59, 59, 999999000, time.UTC)},
+		{time.Date(-1, 12, 31, 23, 59, 59, 999999999, time.UTC), time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC)},
+	} {
+		if got := NewTime(c.in).Time(); !got.Equal(c.want) {
+			t.Errorf("NewTime(%v) holds %v, want %v", c.in, got, c.want)
+		}
+	}
+}

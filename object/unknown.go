@@ -39,7 +39,11 @@ func (u *Unknown) Set(name string, value json.RawMessage) { u.members.Set(name, 
 // Delete removes the member name, if there is one.
 func (u *Unknown) Delete(name string) { u.members.Delete(name) }
 
-// Equal reports whether u and v hold the same members with the same values, as JSON:
+// Equal reports whether u and v hold the same members with the same values, as JSON
+// (go-cmp's Equal and Diff call it). reflect.DeepEqual does not look at the members: it
+// says two Unknowns are equal only when they share their buffer, as the objects of one
+// cache do, and otherwise that they differ. Compare objects with go-cmp, or by their
+// JSON, where "the same" must mean the same content:
 // member order, and the spacing and escaping of a value, make no difference (encoding an
 // object compacts its unknown members' values).
 func (u Unknown) Equal(v Unknown) bool { return u.members.Equal(v.members) }

@@ -19,12 +19,18 @@ type Members struct {
 	// of every cached object carries a Members: a pod has a dozen, and 8 bytes instead of
 	// 24 is about 200 bytes a pod.
 	//
+	// It is an unsafe.Pointer, not a *byte, for what reflect.DeepEqual (and ==) make of
+	// it: identity. Given a *byte, DeepEqual would compare the first byte of each buffer
+	// and call different members equal; given an unsafe.Pointer it calls two Members equal
+	// only when they share their buffer (as a cache's objects do), and otherwise says they
+	// differ, which a caller asking "did it change?" survives. Equal compares members.
+	//
 	// The run is the members: each a name header, the name's bytes unless the header
 	// names a word, a value header and the value's bytes. A name header is a uvarint,
 	// index<<1|1 for the word words[index], len<<1 for a name of len bytes that follow.
 	// A value header is len<<1|packed: a packed value holds word codes (see pack.go),
 	// any other is the JSON text itself. Names are unique.
-	p *byte
+	p unsafe.Pointer
 }
 
 // run returns the members' bytes, which must not be changed.
@@ -36,10 +42,10 @@ func (u Members) run() []byte {
 	// longest uvarint, and nothing may be read past it.
 	var n uint64
 	for i, shift := 0, uint(0); ; i, shift = i+1, shift+7 {
-		c := *(*byte)(unsafe.Add(unsafe.Pointer(u.p), i))
+		c := *(*byte)(unsafe.Add(u.p, i))
 		n |= uint64(c&0x7f) << shift
 		if c < 0x80 {
-			return unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(u.p), i+1)), n)
+			return unsafe.Slice((*byte)(unsafe.Add(u.p, i+1)), n)
 		}
 	}
 }
@@ -57,7 +63,7 @@ func membersOf(buf []byte) Members {
 	if len(buf) == 0 {
 		return Members{}
 	}
-	return Members{p: &buf[0]}
+	return Members{p: unsafe.Pointer(&buf[0])}
 }
 
 // Len returns the number of members.
