@@ -246,6 +246,9 @@ type expiringLister struct {
 }
 
 func (l *expiringLister) List(ctx context.Context, opts listwatch.ListOptions) (*object.List[*object.Pod], error) {
+	// The second page is asked for once the first is in and the server compacted, not
+	// ahead of it (see reflector/pages.go): the pause mid-list this lister plays.
+	opts.OnContinue = nil
 	page, err := l.Resource.List(ctx, opts)
 	l.pages++
 	if l.pages == 1 {

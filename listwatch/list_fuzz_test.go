@@ -42,9 +42,9 @@ func FuzzListDecoder(f *testing.F) {
 const tightBound = 256
 
 func checkListDecoder[T object.Object](t *testing.T, data []byte) {
-	got, err := decodeListReading[T](iotest.HalfReader(bytes.NewReader(data)), 0, object.DecodeOptions{}, true, newBatchPool())
+	got, err := decodeListReading[T](iotest.HalfReader(bytes.NewReader(data)), 0, object.DecodeOptions{}, true, newBatchPool(), nil)
 	// The items read on one goroutine or two: the same list, or the same error.
-	one, oneErr := decodeListReading[T](bytes.NewReader(data), 0, object.DecodeOptions{}, false, nil)
+	one, oneErr := decodeListReading[T](bytes.NewReader(data), 0, object.DecodeOptions{}, false, nil, nil)
 	if fmt.Sprint(err) != fmt.Sprint(oneErr) || err == nil && encode(t, got) != encode(t, one) {
 		t.Fatalf("%q: read on two goroutines %v, on one %v", data, err, oneErr)
 	}

@@ -41,6 +41,14 @@ type ListOptions struct {
 	// with labels and annotations from a cache's own MapTable, for objects that stay
 	// read-only.
 	Decode object.DecodeOptions
+	// OnContinue, when set, is handed the page's continue token as soon as the page's
+	// metadata is read, before its items are: a caller following the tokens can ask for
+	// the next page while this one is still arriving and being decoded (the reflector
+	// does, see reflector/pages.go). The apiserver writes metadata before items; from a
+	// server that writes it after, the token comes with the page and nothing overlaps.
+	// It is called at most once, from the goroutine that decodes the page, and never for
+	// a page without a token. It is not sent to the server.
+	OnContinue func(token string)
 }
 
 func (o ListOptions) query() url.Values {

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/kinformer/kinformer/internal/codec"
 	"github.com/kinformer/kinformer/internal/jsonscan"
@@ -72,10 +73,15 @@ func (r *Resource[T]) Namespace() string { return r.namespace }
 // ErrFrameTooLarge (see decodeList).
 func (r *Resource[T]) List(ctx context.Context, opts ListOptions) (*object.List[T], error) {
 	var list *object.List[T]
+	onContinue := opts.OnContinue
+	if onContinue != nil { // once, though a retried request decodes the metadata again
+		var once sync.Once
+		onContinue = func(token string) { once.Do(func() { opts.OnContinue(token) }) }
+	}
 	err := r.client.doRead(ctx, request{method: http.MethodGet, path: r.info.Path(r.namespace, "", ""), query: opts.query(), accept: r.accept(true)},
 		func(body io.Reader) error {
 			var err error
-			if list, err = decodeListReading[T](body, opts.MaxFrameSize, opts.Decode, usePrefetch(), r.client.batches); err != nil {
+			if list, err = decodeListReading[T](body, opts.MaxFrameSize, opts.Decode, usePrefetch(), r.client.batches, onContinue); err != nil {
 				return fmt.Errorf("decoding %s list: %w", r.info.Resource, err)
 			}
 			return nil
@@ -96,12 +102,13 @@ func (r *Resource[T]) List(ctx context.Context, opts ListOptions) (*object.List[
 // except for an item that is null, which no object can be made of (json.Unmarshal would
 // leave a nil pointer in Items for the cache to trip over).
 func decodeList[T any](body io.Reader, max int, decode object.DecodeOptions) (*object.List[T], error) {
-	return decodeListReading[T](body, max, decode, usePrefetch(), nil)
+	return decodeListReading[T](body, max, decode, usePrefetch(), nil, nil)
 }
 
 // decodeListReading is decodeList reading the items on a goroutine of their own
-// (prefetch) or on this one; tests try both.
-func decodeListReading[T any](body io.Reader, max int, decode object.DecodeOptions, prefetch bool, pool *batchPool) (*object.List[T], error) {
+// (prefetch) or on this one; tests try both. onContinue, when not nil, is handed the
+// page's continue token once the metadata that holds it is decoded (ListOptions.OnContinue).
+func decodeListReading[T any](body io.Reader, max int, decode object.DecodeOptions, prefetch bool, pool *batchPool, onContinue func(string)) (*object.List[T], error) {
 	if max <= 0 {
 		max = DefaultMaxFrameSize
 	}
@@ -150,6 +157,10 @@ func decodeListReading[T any](body io.Reader, max int, decode object.DecodeOptio
 		}
 		if err := json.Unmarshal(member, list); err != nil {
 			return nil, err
+		}
+		if onContinue != nil && list.Continue != "" && strings.EqualFold(key, "metadata") {
+			onContinue(list.Continue)
+			onContinue = nil
 		}
 	}
 	if _, err := d.token("the list's end"); err != nil { // the closing '}'

@@ -64,8 +64,14 @@ func (r *Reflector[T]) listPages(ctx context.Context, opts listwatch.ListOptions
 	first := opts
 	var items []T
 	listRV := ""
+	cur := r.fetchPage(ctx, opts) // and the page after it, once its token is known: see pages.go
 	for {
-		page, err := r.lw.List(ctx, opts)
+		ahead, token := r.next(ctx, cur, opts, sh)
+		page, err := cur.result()
+		if err != nil || page.Continue != token {
+			ahead.abandon() // nothing follows a failed page; a page told another token has its own
+			ahead = nil
+		}
 		if err != nil && opts.Continue != "" && object.IsGone(err) && first.ResourceVersionMatch != "Exact" {
 			// The pages so far are of a state the server no longer has: start over at
 			// the newest one, whole.
@@ -88,9 +94,14 @@ func (r *Reflector[T]) listPages(ctx context.Context, opts listwatch.ListOptions
 			return items, listRV, nil
 		}
 		if r.changed(sh) {
+			ahead.abandon()
 			return nil, "", errShardChanged
 		}
 		opts.Continue, opts.ResourceVersion, opts.ResourceVersionMatch = page.Continue, "", ""
+		if ahead == nil {
+			ahead = r.fetchPage(ctx, opts)
+		}
+		cur = ahead
 	}
 }
 
