@@ -3,7 +3,7 @@
 // benchmark (see package bench/internal/streamserver). Its reference client, which
 // measures the most any client can read from it, is bench/cmd/ceiling.
 //
-//	streamserver [-addr 127.0.0.1:0] [-profile pods|secrets|configmaps] [-objects N]
+//	streamserver [-addr 127.0.0.1:0] [-profile pods|realistic-pods|secrets|configmaps] [-objects N]
 //	             [-namespace bench] [-namespaces K] [-ignore-shard-selector]
 //	             [-watch-events N] [-rate R] [-page-limit-max N]
 //	             [-tls [-http2=false] -ca-out FILE] [-kubeconfig-out FILE] [-seed 1]
@@ -15,8 +15,9 @@
 // kube-apiserver 1.36 with the ShardedListAndWatch gate does, or with
 // -ignore-shard-selector ignore it as it does without.
 //
-// With -lazy, and by default above 200,000 pods (streamserver.LazyAbove), pods are
-// generated as they are served instead of all at start-up: a million take a few MB.
+// With -lazy, and by default above 200,000 pods (streamserver.LazyAbove), pods (of the
+// pods and the realistic-pods profiles) are generated as they are served instead of all
+// at start-up: a million take a few MB.
 //
 // With -protobuf-objects FILE, made by bench/clientgo/cmd/pbprep with the same flags, it
 // also serves lists and watches in protobuf to clients that ask for it (client-go with

@@ -378,6 +378,7 @@ func (r *Report) writeTargets(b *strings.Builder) {
 		fmt.Fprintf(b, "| %s | %s %s%s | %s%s | %s |\n", what, op, human(t.Want), t.Unit, fmtNum(t.Got), t.Unit, t.verdict())
 		missed = missed || strings.HasPrefix(t.verdict(), "missed")
 	}
+	r.writeMillion(b)
 	if missed && r.Analysis != "" {
 		b.WriteString("\n## The misses: what the profiles show\n\n(from bench/results/analysis.md, written by hand for the runs it names)\n\n")
 		b.WriteString(strings.TrimSpace(r.Analysis) + "\n")
@@ -398,6 +399,27 @@ func (r *Report) writeTargets(b *strings.Builder) {
 		b.WriteString("\n")
 	}
 
+}
+
+// The million-pod syncs, a row each in writeMillion: the uniform corpus's, whose figures
+// the targets hold, and the realistic corpus's beside it.
+var millionRows = []struct{ id, corpus string }{
+	{"sync-1m-pods", "uniform (`sync-1m-pods`: 4.2 KB of JSON a pod, 1,000 namespaces; the targets above)"},
+	{"sync-1m-realistic-pods", "realistic (`sync-1m-realistic-pods`: 13.7 KB of JSON a pod, 60 namespaces; reported, no target)"},
+}
+
+// writeMillion writes kinformer's million-pod syncs side by side, uniform and realistic
+// corpus: time to synced, peak RSS and heap per cached pod. Nothing when neither ran.
+func (r *Report) writeMillion(b *strings.Builder) {
+	if !slices.ContainsFunc(millionRows, func(row struct{ id, corpus string }) bool { return r.outcome(row.id, Kinformer) != nil }) {
+		return
+	}
+	b.WriteString("\nA million pods, kinformer with no memory limit, listed across all namespaces: the uniform corpus (the two 1M targets) and the realistic one beside it.\n\n")
+	b.WriteString("| 1M pods | time to synced (s) | peak RSS (MB) | heap per cached pod after GC (B) |\n| --- | --- | --- | --- |\n")
+	for _, row := range millionRows {
+		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", row.corpus, fmtNum(r.median(row.id, Kinformer, mSync)),
+			fmtNum(r.median(row.id, Kinformer, mRSS)), fmtNum(r.median(row.id, Kinformer, mHeapObj)))
+	}
 }
 
 func orUnknown(s string) string {

@@ -206,3 +206,41 @@ func TestThousands(t *testing.T) {
 		}
 	}
 }
+
+// The full plan's report shows kinformer's million-pod syncs side by side, the uniform
+// corpus's (the targets') and the realistic one's, and the realistic 1M scenario's table
+// right after the uniform one's.
+func TestReportMillionRows(t *testing.T) {
+	plan := Full()
+	byID := map[string]Scenario{}
+	for _, sc := range plan.Scenarios {
+		byID[sc.ID] = sc
+	}
+	rep := &Report{Plan: plan}
+	for _, o := range []*Outcome{
+		{Scenario: byID["sync-1m-pods"], Engine: Kinformer, Results: []measure.Result{{SyncSeconds: 14, PeakRSSBytes: 1.4e9, HeapPerObjectBytes: 1290}}},
+		{Scenario: byID["sync-1m-pods"], Engine: ClientGo, Results: []measure.Result{{SyncSeconds: 20, PeakRSSBytes: 12e9, HeapPerObjectBytes: 2220}}},
+		{Scenario: byID["sync-1m-realistic-pods"], Engine: Kinformer, Results: []measure.Result{{SyncSeconds: 61, PeakRSSBytes: 3.1e9, HeapPerObjectBytes: 2150}}},
+	} {
+		rep.Outcomes = append(rep.Outcomes, o)
+	}
+	md := rep.Markdown()
+	for _, want := range []string{
+		"| kinformer time to synced, 1M pods, no memory limit | ≤ 15 s | 14 s | met |",
+		"| 1M pods | time to synced (s) | peak RSS (MB) | heap per cached pod after GC (B) |",
+		"| uniform (`sync-1m-pods`: 4.2 KB of JSON a pod, 1,000 namespaces; the targets above) | 14 | 1.4k | 1.29k |",
+		"| realistic (`sync-1m-realistic-pods`: 13.7 KB of JSON a pod, 60 namespaces; reported, no target) | 61 | 3.1k | 2.15k |",
+		"`sync-1m-realistic-pods` · server `-profile realistic-pods -objects 1000000 -watch-events -1 -rate 0`",
+		"| | kinformer |\n| --- | --- |\n| time to synced (s) | 61 (61–61) |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	if u, r := strings.Index(md, "`sync-1m-pods` · server"), strings.Index(md, "`sync-1m-realistic-pods` · server"); u < 0 || r < u {
+		t.Errorf("the realistic 1M table is not after the uniform one (at %d and %d)", u, r)
+	}
+	if md := (&Report{Plan: plan}).Markdown(); strings.Contains(md, "| 1M pods |") {
+		t.Errorf("a report without the 1M syncs has their table:\n%s", md)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kinformer/kinformer/bench/internal/streamserver"
 )
@@ -51,8 +52,9 @@ func TestSync1MPods(t *testing.T) {
 	}
 }
 
-// No scenario asks a lazy stream server (-lazy, or more than LazyAbove pods) for
-// protobuf, which it refuses: pbprep would refuse to prepare it first.
+// No scenario asks a lazy stream server (-lazy, or more than LazyAbove pods of the pods
+// or realistic-pods profile) for protobuf, which it refuses: pbprep would refuse to
+// prepare it first.
 func TestNoProtobufFromLazyServers(t *testing.T) {
 	for _, sc := range Full().Scenarios {
 		if !sc.servesProtobuf() {
@@ -61,7 +63,8 @@ func TestNoProtobufFromLazyServers(t *testing.T) {
 		profile, _ := argAfter(sc.Server, "-profile")
 		objects, _ := argAfter(sc.Server, "-objects")
 		n, _ := strconv.Atoi(objects)
-		if slices.Contains(sc.Server, "-lazy") || (profile == "" || profile == "pods") && n > streamserver.LazyAbove {
+		pods := profile == "" || profile == "pods" || profile == streamserver.RealisticPods // the profiles with a lazy mode
+		if slices.Contains(sc.Server, "-lazy") || pods && n > streamserver.LazyAbove {
 			t.Errorf("%s serves protobuf from a lazy server (%q)", sc.ID, sc.Server)
 		}
 	}
@@ -85,8 +88,10 @@ func TestScenarioRuns(t *testing.T) {
 }
 
 // The realistic corpus's scenarios are in the full plan only, each right after the
-// uniform scenario it repeats, all three engines listing every namespace of a server of
-// that corpus (eager, so that it serves protobuf too).
+// uniform scenario it repeats, listing every namespace of a server of that corpus with
+// the uniform one's objects and events: all three engines against an eager server (so
+// that it serves protobuf too), but at a million pods, kinformer alone against a lazy
+// one.
 func TestRealisticScenarios(t *testing.T) {
 	for _, p := range []Plan{Short(), Sharded()} {
 		for _, sc := range p.Scenarios {
@@ -97,7 +102,7 @@ func TestRealisticScenarios(t *testing.T) {
 	}
 	full := Full().Scenarios
 	want := map[string]string{"sync-10k-realistic-pods": "sync-10k-pods", "watch-realistic-pods": "watch-pods",
-		"sync-100k-realistic-pods": "sync-100k-pods"}
+		"sync-100k-realistic-pods": "sync-100k-pods", "sync-1m-realistic-pods": "sync-1m-pods"}
 	for id, beside := range want {
 		i := slices.IndexFunc(full, func(sc Scenario) bool { return sc.ID == id })
 		if i < 1 || full[i-1].ID != beside {
@@ -105,9 +110,6 @@ func TestRealisticScenarios(t *testing.T) {
 			continue
 		}
 		sc, uniform := full[i], full[i-1]
-		if sc.Kind != uniform.Kind || !slices.Equal(sc.Engines, three) || !sc.servesProtobuf() {
-			t.Errorf("%s: kind %s, engines %q; %s: kind %s", id, sc.Kind, sc.Engines, beside, uniform.Kind)
-		}
 		var f streamserver.Flags
 		fs := flag.NewFlagSet("streamserver", flag.ContinueOnError)
 		f.Register(fs)
@@ -115,8 +117,17 @@ func TestRealisticScenarios(t *testing.T) {
 			t.Fatalf("%s: server flags %q: %v", id, sc.Server, err)
 		}
 		o := f.Resolve()
-		if o.Profile != streamserver.RealisticPods || o.Namespaces > 1 || o.Lazy || o.Objects > streamserver.LazyAbove {
-			t.Errorf("%s: server %+v", id, o)
+		lazy := o.Lazy || o.Objects > streamserver.LazyAbove
+		if o.Profile != streamserver.RealisticPods || o.Namespaces > 1 || sc.Kind != uniform.Kind {
+			t.Errorf("%s: kind %s, server %+v; %s: kind %s", id, sc.Kind, o, beside, uniform.Kind)
+		}
+		switch million := id == "sync-1m-realistic-pods"; {
+		case million && (!lazy || !slices.Equal(sc.Engines, []string{Kinformer}) || sc.servesProtobuf()):
+			t.Errorf("%s: lazy %v, engines %q, protobuf %v: want a lazy server and kinformer alone (client-go would need ~25 GB)", id, lazy, sc.Engines, sc.servesProtobuf())
+		case million && (sc.runs(3) != 1 || sc.Timeout < 10*time.Minute || len(sc.EngineRunner) != 0):
+			t.Errorf("%s: %d runs, timeout %v, engine flags %q: want one run of up to 10 minutes, no memory limit", id, sc.runs(3), sc.Timeout, sc.EngineRunner)
+		case !million && (lazy || !slices.Equal(sc.Engines, three) || !sc.servesProtobuf()):
+			t.Errorf("%s: lazy %v, engines %q, protobuf %v: want an eager server and all three engines", id, lazy, sc.Engines, sc.servesProtobuf())
 		}
 		for _, name := range []string{"-objects", "-watch-events"} {
 			a, _ := argAfter(sc.Server, name)

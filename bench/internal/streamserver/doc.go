@@ -26,7 +26,11 @@
 // up front but as it serves them (lazy.go): a few hundred pod templates are pre-encoded
 // with more holes (namespace, name suffix, uid, pod IP, container ID), each filled from
 // the pod's index when it is written, so that a million pods cost a few MB and no
-// start-up time, and a pod still costs little more than its copies.
+// start-up time, and a pod still costs little more than its copies. The realistic-pods
+// profile has a lazy mode too (realistic_lazy.go): a template per Deployment with a hole
+// for each of a pod's own values (name, uid, node, IPs, times, container IDs, restarts),
+// filled as the pod is written with the values the eager mode gives it, each pod being
+// made from the seed and its index alone (realistic_layout.go).
 //
 // With Options.ProtobufObjects it also speaks the apiserver's protobuf encoding to the
 // clients that ask for it (client-go's best configuration): the main module cannot

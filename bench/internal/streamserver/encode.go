@@ -33,6 +33,18 @@ const (
 	numHoles
 )
 
+// rawHole is a hole written without quotes: a number or an object (the realistic lazy
+// pods' restartCounts and lastStates).
+type rawHole hole
+
+// holeMarkBase is the first of the runes that stand for holes inside strings, keys
+// included: marker(h) anywhere in a string is encoded as hole h (see encoder.str). They
+// are in Unicode's private use area, which no generated object uses otherwise.
+const holeMarkBase = 0xE000
+
+// marker is the string that stands for hole h inside a string.
+func marker(h hole) string { return string(rune(holeMarkBase + int(h))) }
+
 // spliced is a string value with a hole inside it: before, the hole's bytes, after.
 type spliced struct {
 	before string
@@ -168,6 +180,8 @@ func (e *encoder) value(v any) {
 		e.buf = append(e.buf, '"')
 		e.hole(v)
 		e.buf = append(e.buf, '"')
+	case rawHole:
+		e.hole(hole(v))
 	case spliced:
 		e.str(v.before)
 		e.buf = e.buf[:len(e.buf)-1] // reopen the string
@@ -211,6 +225,11 @@ func (e *encoder) str(s string) {
 			continue
 		}
 		r, n := utf8.DecodeRuneInString(s[i:])
+		if r >= holeMarkBase && r < holeMarkBase+256 { // marker: a hole inside the string
+			e.hole(hole(r - holeMarkBase))
+			i += n
+			continue
+		}
 		if r == utf8.RuneError && n == 1 {
 			e.buf = append(e.buf, `\ufffd`...)
 		} else {

@@ -39,7 +39,7 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.ManagedFields, "managed-fields", true, "include metadata.managedFields")
 	fs.IntVar(&o.SecretSize, "secret-size", 1<<20, "JSON bytes per secret")
 	fs.IntVar(&o.FlushEvery, "flush-every", 64, "full-speed watches flush every this many events")
-	fs.BoolVar(&o.Lazy, "lazy", false, fmt.Sprintf("pods only: generate the pods as they are served, not all at start-up (the default above %d pods; no -protobuf-objects)", LazyAbove))
+	fs.BoolVar(&o.Lazy, "lazy", false, fmt.Sprintf("pods and realistic-pods only: generate the pods as they are served, not all at start-up (the default above %d pods; no -protobuf-objects)", LazyAbove))
 	fs.StringVar(&o.ProtobufObjects, "protobuf-objects", "", "serve lists and watches in protobuf to clients asking for it, from this file of the objects' encodings (made by bench/clientgo/cmd/pbprep with the same flags; not in the lazy mode)")
 	fs.BoolVar(&f.Quiet, "quiet", false, "no log line per watch")
 }

@@ -14,12 +14,12 @@ import (
 
 // LazyAbove is the number of pods above which New generates them as it serves them
 // (Options.Lazy) rather than all up front: a million pre-encoded pods would take the
-// server about 5 GB and ten seconds to make.
+// server about 5 GB and ten seconds to make (realistic ones 20 GB and minutes).
 const LazyAbove = 200_000
 
 // MaxLazyPods is the most pods the lazy mode serves: their IPs, 10.x.y.z with x, y and z
 // from 100 to 255 (three digits each, so that every pod's JSON has one length), run out
-// there.
+// there. The realistic profile's lazy mode has the same limit.
 const MaxLazyPods = 156 * 156 * 156
 
 // lazyTemplates is how many pod templates the lazy mode encodes; pod i takes one chosen
@@ -237,11 +237,14 @@ func (l *lazyPods) fill(v *podValues, ns *lazyNS, i int, rv, stamp []byte) {
 	}
 }
 
-// putUID writes pod i's uid, a version-4 UUID whose first 64 random bits are a bijection
-// of i: uids never repeat.
-func (l *lazyPods) putUID(u *[36]byte, i int) {
+// putUID writes pod i's uid.
+func (l *lazyPods) putUID(u *[36]byte, i int) { putUID(u, i, l.salt) }
+
+// putUID writes the uid of pod i of a population salted salt, a version-4 UUID whose
+// first 64 random bits are a bijection of i: uids never repeat.
+func putUID(u *[36]byte, i int, salt uint64) {
 	var h [32]byte
-	x, y := mix64(uint64(i)^l.salt), mix64(uint64(i)^l.salt^0x5bd1e9955bd1e995)
+	x, y := mix64(uint64(i)^salt), mix64(uint64(i)^salt^0x5bd1e9955bd1e995)
 	hi := 0
 	for _, p := range []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 14, 15, 17} {
 		h[p] = hexDigits[x>>(60-4*hi)&15]

@@ -89,13 +89,13 @@ func (g *gen) uid() string {
 func ts(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 // meta is the ObjectMeta fields every profile shares, in the apiserver's order.
-func metaFields(name any, generateName string, ns, uid any, created time.Time, labels, annotations obj, owners []obj, managed []obj) obj {
+func metaFields(name any, generateName string, ns, uid any, created string, labels, annotations obj, owners []obj, managed []obj) obj {
 	m := obj{{"name", name}}
 	if generateName != "" {
 		m = append(m, field{"generateName", generateName})
 	}
 	m = append(m, field{"namespace", ns}, field{"uid", uid}, field{"resourceVersion", holeRV},
-		field{"creationTimestamp", ts(created)})
+		field{"creationTimestamp", created})
 	if len(labels) > 0 {
 		m = append(m, field{"labels", labels})
 	}
@@ -109,8 +109,8 @@ func metaFields(name any, generateName string, ns, uid any, created time.Time, l
 	return m
 }
 
-func managedEntry(manager string, at time.Time, fields obj, subresource string) obj {
-	e := obj{{"manager", manager}, {"operation", "Update"}, {"apiVersion", "v1"}, {"time", ts(at)},
+func managedEntry(manager, at string, fields obj, subresource string) obj {
+	e := obj{{"manager", manager}, {"operation", "Update"}, {"apiVersion", "v1"}, {"time", at},
 		{"fieldsType", "FieldsV1"}, {"fieldsV1", fields}}
 	if subresource != "" {
 		e = append(e, field{"subresource", subresource})
@@ -271,17 +271,17 @@ func podFields(g *gen, i int, id podID, rs *replicaSet, nd *node) (obj, []field)
 	var managed []obj
 	if !o.NoManagedFields {
 		managed = []obj{
-			managedEntry("kube-controller-manager", created, obj{
+			managedEntry("kube-controller-manager", ts(created), obj{
 				{"f:metadata", obj{{"f:generateName", leaf},
 					{"f:labels", fset(".", "f:app", "f:pod-template-hash", "f:tier")},
 					{"f:ownerReferences", obj{{".", leaf}, {`k:{"uid":"` + rs.uid + `"}`, leaf}}}}},
 				{"f:spec", obj{
 					{"f:containers", obj{{`k:{"name":"` + cname + `"}`, obj{{".", leaf}, {"f:image", leaf}, {"f:name", leaf}}}}}}},
 			}, ""),
-			managedEntry("kubectl-client-side-apply", created.Add(-time.Hour), obj{
+			managedEntry("kubectl-client-side-apply", ts(created.Add(-time.Hour)), obj{
 				{"f:metadata", obj{{"f:annotations", fset(".", "f:prometheus.io/scrape")}}},
 			}, ""),
-			managedEntry("kubelet", ready, obj{
+			managedEntry("kubelet", ts(ready), obj{
 				{"f:status", obj{
 					{"f:conditions", obj{
 						{`k:{"type":"Ready"}`, fset(".", "f:lastProbeTime", "f:lastTransitionTime", "f:status", "f:type")}}},
@@ -291,7 +291,7 @@ func podFields(g *gen, i int, id podID, rs *replicaSet, nd *node) (obj, []field)
 			}, "status"),
 		}
 	}
-	md := metaFields(id.name, rs.name+"-", ns, uid, created, labels, annotations, owners, managed)
+	md := metaFields(id.name, rs.name+"-", ns, uid, ts(created), labels, annotations, owners, managed)
 
 	container := obj{
 		{"name", cname},
@@ -395,12 +395,12 @@ func genSecrets(g *gen, n int) []item {
 				}
 				var managed []obj
 				if !o.NoManagedFields {
-					managed = []obj{managedEntry("kubectl-client-side-apply", metas[i].created, obj{
+					managed = []obj{managedEntry("kubectl-client-side-apply", ts(metas[i].created), obj{
 						{"f:data", fset(".", "f:payload-0.bin", "f:payload-1.bin", "f:payload-2.bin", "f:payload-3.bin")},
 						{"f:metadata", obj{{"f:labels", fset(".", "f:app")}}},
 						{"f:type", leaf}}, "")}
 				}
-				md := metaFields(name, "", g.ns(i), metas[i].uid, metas[i].created,
+				md := metaFields(name, "", g.ns(i), metas[i].uid, ts(metas[i].created),
 					obj{{"app", apps[i%len(apps)].name}}, nil, nil, managed)
 				items[i] = newItem("Secret", name, md, field{"data", data}, field{"type", "Opaque"})
 			}
@@ -434,20 +434,25 @@ func genConfigMaps(g *gen, n int) []item {
 		data := obj{{"config.yaml", b.String()}, {"version", g.hex(8)}}
 		var managed []obj
 		if !o.NoManagedFields {
-			managed = []obj{managedEntry("kubectl-client-side-apply", created, obj{
+			managed = []obj{managedEntry("kubectl-client-side-apply", ts(created), obj{
 				{"f:data", fset(".", "f:config.yaml", "f:version")},
 				{"f:metadata", obj{{"f:labels", fset(".", "f:app")}}}}, "")}
 		}
-		md := metaFields(name, "", g.ns(i), g.uid(), created, obj{{"app", a.name}}, nil, nil, managed)
+		md := metaFields(name, "", g.ns(i), g.uid(), ts(created), obj{{"app", a.name}}, nil, nil, managed)
 		items[i] = newItem("ConfigMap", name, md, field{"data", data})
 	}
 	return items
 }
 
+// newGen is the generator of opts' objects: its random stream seeded from opts.Seed.
+func newGen(opts Options) *gen {
+	return &gen{r: rand.New(rand.NewPCG(uint64(opts.Seed), 0x6b696e666f726d65)), opts: opts}
+}
+
 // generate builds the profile's objects, sorted by namespace then name (the apiserver
 // lists in key order), with resourceVersions rvBase+1.. in creation order.
 func generate(opts Options) []item {
-	g := &gen{r: rand.New(rand.NewPCG(uint64(opts.Seed), 0x6b696e666f726d65)), opts: opts}
+	g := newGen(opts)
 	for i := range max(opts.Namespaces, 1) {
 		g.nss = append(g.nss, opts.NamespaceOf(i))
 	}

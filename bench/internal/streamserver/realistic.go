@@ -31,7 +31,9 @@ import (
 //     lifecycle hooks, affinity, topology spread, node selectors, pull secrets and
 //     priority classes on some;
 //   - what differs from pod to pod in a real cluster: the name's 5-character suffix, the
-//     uid, the node (of 300, in 4 pools) and its IP, the pod's IP from the node's range,
+//     uid, the node (of 300, in 4 pools: a Deployment's pods go round its pool's nodes,
+//     shuffled, as the scheduler spreads them) and its IP, the pod's IP from the node's
+//     range (a /22, or more when a node holds more than 1,022 pods),
 //     creation, start and condition times, containerd container IDs, restart counts and
 //     the last termination of a restarting container, and the projected service-account
 //     volume kube-api-access-xxxxx, named anew in every pod and mounted by each of its
@@ -46,8 +48,20 @@ import (
 // What admission plugins and webhooks add (the mesh's sidecar, its volumes, labels and
 // annotations, kube-api-access, the tolerations, priority) is not in the controller
 // manager's managedFields, whose field set is computed from the template (fieldsOf).
-// There is no lazy mode: the profile makes at most LazyAbove pods, all at New (about 1.5
-// s per 10,000 on two cores; 13.7 KB of JSON per pod, 9.2 KB in protobuf).
+// Pod i (from 0) is made from the seed and i alone (see rLayout): the cluster and how
+// many pods each Deployment has are drawn first, the Deployments' pods then numbered in
+// the order of their namespaces' names, and each pod's own values come from its index
+// (name suffix, uid, volume suffix and address: bijections of it, so none repeats) and
+// from a random stream seeded from the seed and it (times, container IDs, restarts). So
+// the eager mode makes them in parallel (about 1.5 s per 10,000 on two cores; 13.7 KB
+// of JSON per pod, 9.2 KB in protobuf), and the lazy mode (Options.Lazy, the default
+// above LazyAbove pods; realistic_lazy.go) makes each as it is served, into a template
+// of its Deployment with a hole for each of those values: a million pods cost the
+// server a few MB and about 5 µs each to write, the same pods as the eager mode's
+// (listed in index order within a namespace rather than by name). With more pods the
+// Deployments only have more each: the same 60 namespaces, ~210 Deployments and 300
+// nodes hold a million pods (a few thousand a node, hundreds of thousands for the
+// largest Deployments).
 //
 // Its watch events change what a kubelet changes (see kubeletState.variant), not only the
 // resourceVersion: each pod has kubeletVariants other states, pre-encoded as byte
@@ -74,8 +88,6 @@ type rCluster struct {
 
 type rNode struct {
 	name, ip, pool string
-	podBase        uint32 // the first pod address of its /22
-	pods           int    // pods placed on it so far
 }
 
 // rDeploy is one Deployment and its one ReplicaSet, whose template every pod follows.
@@ -113,6 +125,7 @@ type rDeploy struct {
 	kcmFields           obj   // the controller manager's managedFields entry's fieldsV1
 	meshed              bool
 	nsHash              uint64 // shard.Hash(ns)
+	pos                 int    // its index in the layout's list order (rLayout.deploys)
 }
 
 // The namespaces: those named by words (the first seven the platform's), then tenants.
@@ -200,8 +213,7 @@ func realisticCluster(g *gen) *rCluster {
 			seen[name] = true
 			i := len(c.nodes)
 			c.pools[p.name] = append(c.pools[p.name], i)
-			c.nodes = append(c.nodes, rNode{name: name, ip: fmt.Sprintf("10.132.%d.%d", i/250, 2+i%250), pool: p.name,
-				podBase: 10<<24 | 64<<16 + uint32(i)*1024})
+			c.nodes = append(c.nodes, rNode{name: name, ip: fmt.Sprintf("10.132.%d.%d", i/250, 2+i%250), pool: p.name})
 		}
 	}
 

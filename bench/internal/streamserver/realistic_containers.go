@@ -120,17 +120,12 @@ func (c *ctrSpec) user(podSC obj) (uid, gid int) {
 	return uid, gid
 }
 
-// status is the container's status in state s, as the kubelet writes it.
-func (c *ctrSpec) status(d *rDeploy, apiVol string, s *ctrState) obj {
-	last := obj{}
-	if s.last != nil {
-		last = obj{{"terminated", obj{{"exitCode", s.last.exitCode}, {"reason", s.last.reason},
-			{"startedAt", tsu(s.last.startedAt)}, {"finishedAt", tsu(s.last.finishedAt)},
-			{"containerID", "containerd://" + s.last.id}}}}
-	}
-	o := obj{{"name", c.name}, {"state", obj{{"running", obj{{"startedAt", tsu(s.startedAt)}}}}}, {"lastState", last},
-		{"ready", true}, {"restartCount", s.restarts}, {"image", c.statusImage}, {"imageID", c.imageID},
-		{"containerID", "containerd://" + s.id}, {"started", true}}
+// status is the container's status as the kubelet writes it, with the values of its
+// state t (see podText).
+func (c *ctrSpec) status(d *rDeploy, apiVol string, t *ctrText) obj {
+	o := obj{{"name", c.name}, {"state", obj{{"running", obj{{"startedAt", t.started}}}}}, {"lastState", t.last},
+		{"ready", true}, {"restartCount", t.restarts}, {"image", c.statusImage}, {"imageID", c.imageID},
+		{"containerID", "containerd://" + t.id}, {"started", true}}
 	if r := c.resources(); len(r) > 0 {
 		o = append(o, field{"resources", r})
 	}
@@ -160,6 +155,16 @@ func (c *ctrSpec) status(d *rDeploy, apiVol string, s *ctrState) obj {
 		}
 	}
 	return append(o, field{"user", obj{{"linux", obj{{"uid", uid}, {"gid", gid}, {"supplementalGroups", groups}}}}})
+}
+
+// lastState is a containerStatus's lastState in state s: its last termination, or {}.
+func lastState(s *ctrState) obj {
+	if s.last == nil {
+		return obj{}
+	}
+	return obj{{"terminated", obj{{"exitCode", s.last.exitCode}, {"reason", s.last.reason},
+		{"startedAt", tsu(s.last.startedAt)}, {"finishedAt", tsu(s.last.finishedAt)},
+		{"containerID", "containerd://" + s.last.id}}}}
 }
 
 // tsu is the RFC 3339 time sec seconds after epoch.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
-	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -98,8 +97,8 @@ func kubeletVariant(k int64, n int) int {
 	return int(k / int64(n) % kubeletVariants)
 }
 
-// podDraw is one realistic pod's own values, drawn in order from the seed, so that the
-// pods can then be built and encoded in parallel.
+// podDraw is one realistic pod's own values: pod i of the layout (see rLayout.draw),
+// drawn from the seed and i alone.
 type podDraw struct {
 	d                             *rDeploy
 	name, uid, vol, podIP         string
@@ -113,111 +112,52 @@ var terminations = []struct {
 	reason string
 }{{1, "Error"}, {137, "OOMKilled"}, {137, "Error"}, {143, "Error"}, {2, "Error"}, {0, "Completed"}}
 
-// drawPods spreads n pods over the Deployments by their weights (each at least one pod
-// once there are as many pods as Deployments) and draws each pod's values.
-func (c *rCluster) drawPods(g *gen, n int) []podDraw {
-	counts := make([]int, len(c.deploys))
-	total := 0.0
-	for _, d := range c.deploys {
-		total += d.weight
-	}
-	if n < len(c.deploys) {
-		for range n {
-			x := g.r.Float64() * total
-			i := 0
-			for ; i < len(c.deploys)-1 && x >= c.deploys[i].weight; i++ {
-				x -= c.deploys[i].weight
-			}
-			counts[i]++
-		}
-	} else {
-		rest, given := n-len(c.deploys), 0
-		fracs := make([]int, len(c.deploys))
-		share := make([]float64, len(c.deploys))
-		for i, d := range c.deploys {
-			q := float64(rest) * d.weight / total
-			counts[i] = 1 + int(q)
-			given += int(q)
-			share[i], fracs[i] = q-math.Floor(q), i
-		}
-		slices.SortStableFunc(fracs, func(a, b int) int { return cmp.Compare(share[b], share[a]) })
-		for _, i := range fracs[:rest-given] {
-			counts[i]++
-		}
-	}
-	order := make([]int, 0, n)
-	for i, k := range counts {
-		for range k {
-			order = append(order, i)
-		}
-	}
-	g.r.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+// maxContainers is the most containers a realistic pod has.
+const maxContainers = 4
 
-	var general []int // the nodes of every pool but the system one
-	for _, p := range []string{"default-pool", "highmem-pool", "spot-pool"} {
-		general = append(general, c.pools[p]...)
-	}
-	seen := map[string]bool{}
-	pods := make([]podDraw, n)
-	for i, di := range order {
-		d := c.deploys[di]
-		p := &pods[i]
-		p.d = d
-		for p.name == "" || seen[p.name] {
-			p.name = d.rsName + "-" + g.suffix(5)
-		}
-		seen[p.name] = true
-		p.uid = g.uid()
-		p.vol = "kube-api-access-" + g.suffix(5)
-		nodes := general
-		if d.pool != "" {
-			nodes = c.pools[d.pool]
-		}
-		p.node = &c.nodes[nodes[g.r.IntN(len(nodes))]]
-		a := p.node.podBase + 2 + uint32(p.node.pods%1020)
-		p.node.pods++
-		p.podIP = fmt.Sprintf("%d.%d.%d.%d", a>>24, a>>16&255, a>>8&255, a&255)
+// podText is what a realistic pod's JSON writes of its own values (its podDraw in a
+// kubelet state): strings, but for its containers' restartCounts (ints) and lastStates
+// (objs). A lazy template's podText (holeText) has holes instead: markers in the
+// strings, rawHoles for the rest.
+type podText struct {
+	name, uid, vol, podIP, node, hostIP     string
+	created, start, sandbox, ready, updated string    // RFC 3339 times
+	ctrs                                    []ctrText // in the kubelet's order
+}
 
-		// Most pods were made by their ReplicaSet's rollout, some later (rescheduled,
-		// scaled up).
-		p.created = d.rsCreated + int64(g.r.IntN(120))
-		if g.r.Float64() < 0.25 {
-			p.created = d.rsCreated + g.r.Int64N(max(realisticNow-3600-d.rsCreated, 1))
-		}
-		p.startTime = p.created + 1
-		p.sandboxAt = p.created + 2 + int64(g.r.IntN(4))
-		starts := make([]int64, len(d.containers)) // in the spec's order
-		ready := int64(0)
-		for j := range starts {
-			starts[j] = p.sandboxAt + 1 + int64(g.r.IntN(30)) + int64(j)
-			ready = max(ready, starts[j])
-		}
-		ready += int64(d.readyDelay)
-		p.ks.ctrs = make([]ctrState, len(d.containers))
-		for j, ci := range d.statusOrder {
-			p.ks.ctrs[j] = ctrState{startedAt: starts[ci], id: g.hex(64)}
-		}
-		if g.r.Float64() < d.flaky {
-			ci := 0 // mostly the application itself
-			if g.r.IntN(10) >= 7 {
-				ci = g.r.IntN(len(d.containers))
-			}
-			cs := &p.ks.ctrs[slices.Index(d.statusOrder, ci)]
-			first := cs.startedAt
-			cs.restarts = 1 + g.r.IntN(5)
-			cs.startedAt = p.created + 3600 + g.r.Int64N(max(realisticNow-p.created-7200, 1))
-			t := terminations[g.r.IntN(len(terminations))]
-			last := &termState{exitCode: t.code, reason: t.reason, startedAt: first,
-				finishedAt: cs.startedAt - 10 - int64(g.r.IntN(290)), id: g.hex(64)}
-			if cs.restarts > 1 {
-				last.startedAt = max(first, cs.startedAt-600-int64(g.r.IntN(86400)))
-			}
-			cs.last = last
-			ready = max(ready, cs.startedAt+int64(d.readyDelay))
-		}
-		p.ks.readyAt, p.ks.updatedAt = ready, ready
+// ctrText is a containerStatus's own values.
+type ctrText struct {
+	started, id    string // the running state's start; the containerd ID's hex
+	restarts, last any    // restartCount, lastState
+}
+
+// text is the pod's values in kubelet state ks.
+func (p *podDraw) text(ks *kubeletState) podText {
+	t := podText{name: p.name, uid: p.uid, vol: p.vol, podIP: p.podIP, node: p.node.name, hostIP: p.node.ip,
+		created: tsu(p.created), start: tsu(p.startTime), sandbox: tsu(p.sandboxAt), ready: tsu(ks.readyAt),
+		updated: tsu(ks.updatedAt), ctrs: make([]ctrText, len(ks.ctrs))}
+	for j := range ks.ctrs {
+		s := &ks.ctrs[j]
+		t.ctrs[j] = ctrText{started: tsu(s.startedAt), id: s.id, restarts: s.restarts, last: lastState(s)}
 	}
-	return pods
+	return t
+}
+
+// holeText is the podText of Deployment d's lazy template: a hole for every value (see
+// the rh holes).
+func holeText(d *rDeploy) podText {
+	if len(d.containers) > maxContainers {
+		panic(fmt.Sprintf("streamserver: %s has %d containers", d.name, len(d.containers)))
+	}
+	t := podText{name: d.rsName + "-" + marker(rhName), uid: marker(rhUID), vol: "kube-api-access-" + marker(rhVol),
+		podIP: marker(rhPodIP), node: marker(rhNode), hostIP: marker(rhHostIP), created: marker(rhCreated),
+		start: marker(rhStart), sandbox: marker(rhSandbox), ready: marker(rhReady), updated: marker(rhUpdated),
+		ctrs: make([]ctrText, len(d.containers))}
+	for j := range t.ctrs {
+		h := hole(j)
+		t.ctrs[j] = ctrText{started: marker(rhStarted + h), id: marker(rhCtrID + h), restarts: rawHole(rhRestarts + h), last: rawHole(rhLast + h)}
+	}
+	return t
 }
 
 // at is the time sec seconds after epoch.
@@ -237,41 +177,46 @@ func kubeletFields(podIP string) obj {
 // fields is the realistic pod's metadata and the fields after it (spec, status), in
 // kubelet state ks.
 func (p *podDraw) fields(o Options, ks *kubeletState) (obj, []field) {
-	d := p.d
+	t := p.text(ks)
+	return p.d.podFields(o, &t)
+}
+
+// podFields is the metadata and the fields after it (spec, status) of the Deployment's
+// pod of values t.
+func (d *rDeploy) podFields(o Options, t *podText) (obj, []field) {
 	owners := []obj{{{"apiVersion", "apps/v1"}, {"kind", "ReplicaSet"}, {"name", d.rsName}, {"uid", d.rsUID},
 		{"controller", true}, {"blockOwnerDeletion", true}}}
 	var managed []obj
 	if !o.NoManagedFields {
-		managed = []obj{managedEntry("kube-controller-manager", at(p.created), d.kcmFields, ""), p.kubeletEntry(ks)}
+		managed = []obj{managedEntry("kube-controller-manager", t.created, d.kcmFields, ""), kubeletEntry(t)}
 	}
-	md := metaFields(p.name, d.rsName+"-", d.ns, p.uid, at(p.created), d.labels, d.annotations, owners, managed)
-	return md, []field{{"spec", d.spec(p.vol, p.node.name, false)}, {"status", p.status(ks)}}
+	md := metaFields(t.name, d.rsName+"-", d.ns, t.uid, t.created, d.labels, d.annotations, owners, managed)
+	return md, []field{{"spec", d.spec(t.vol, t.node, false)}, {"status", d.podStatus(t)}}
 }
 
-// kubeletEntry is the kubelet's managedFields entry in state ks.
-func (p *podDraw) kubeletEntry(ks *kubeletState) obj {
-	return managedEntry("kubelet", at(ks.updatedAt), kubeletFields(p.podIP), "status")
+// kubeletEntry is the kubelet's managedFields entry of the pod of values t.
+func kubeletEntry(t *podText) obj {
+	return managedEntry("kubelet", t.updated, kubeletFields(t.podIP), "status")
 }
 
-// status is the pod's status in kubelet state ks.
-func (p *podDraw) status(ks *kubeletState) obj {
-	d := p.d
-	cond := func(t string, sec int64) obj {
-		return obj{{"type", t}, {"status", "True"}, {"lastProbeTime", nil}, {"lastTransitionTime", tsu(sec)}}
+// podStatus is the status of the Deployment's pod of values t.
+func (d *rDeploy) podStatus(t *podText) obj {
+	cond := func(typ, at string) obj {
+		return obj{{"type", typ}, {"status", "True"}, {"lastProbeTime", nil}, {"lastTransitionTime", at}}
 	}
 	statuses := make([]obj, len(d.containers))
 	for j, ci := range d.statusOrder {
-		statuses[j] = d.containers[ci].status(d, p.vol, &ks.ctrs[j])
+		statuses[j] = d.containers[ci].status(d, t.vol, &t.ctrs[j])
 	}
 	return obj{
 		{"phase", "Running"},
-		{"conditions", []obj{cond("PodReadyToStartContainers", p.sandboxAt), cond("Initialized", p.startTime),
-			cond("Ready", ks.readyAt), cond("ContainersReady", ks.readyAt), cond("PodScheduled", p.created)}},
-		{"hostIP", p.node.ip},
-		{"hostIPs", []obj{{{"ip", p.node.ip}}}},
-		{"podIP", p.podIP},
-		{"podIPs", []obj{{{"ip", p.podIP}}}},
-		{"startTime", tsu(p.startTime)},
+		{"conditions", []obj{cond("PodReadyToStartContainers", t.sandbox), cond("Initialized", t.start),
+			cond("Ready", t.ready), cond("ContainersReady", t.ready), cond("PodScheduled", t.created)}},
+		{"hostIP", t.hostIP},
+		{"hostIPs", []obj{{{"ip", t.hostIP}}}},
+		{"podIP", t.podIP},
+		{"podIPs", []obj{{{"ip", t.podIP}}}},
+		{"startTime", t.start},
 		{"containerStatuses", statuses},
 		{"qosClass", d.qos},
 	}
@@ -331,10 +276,11 @@ func (p *podDraw) encode(o Options, pe *podEncoder) item {
 		of   func(ks *kubeletState) any
 	}
 	statusAt, statusBase := pe.piece(it.full.buf, rest[1].v)
-	parts := []part{{statusAt, statusBase, func(ks *kubeletState) any { return p.status(ks) }}}
+	parts := []part{{statusAt, statusBase, func(ks *kubeletState) any { t := p.text(ks); return p.d.podStatus(&t) }}}
 	if !o.NoManagedFields {
-		entryAt, entryBase := pe.piece(it.full.buf, p.kubeletEntry(&p.ks))
-		parts = append(parts, part{entryAt, entryBase, func(ks *kubeletState) any { return p.kubeletEntry(ks) }})
+		t := p.text(&p.ks)
+		entryAt, entryBase := pe.piece(it.full.buf, kubeletEntry(&t))
+		parts = append(parts, part{entryAt, entryBase, func(ks *kubeletState) any { t := p.text(ks); return kubeletEntry(&t) }})
 	}
 	metaFrom, metaTo := len(podJSONPrefix), len(podJSONPrefix)+len(it.meta.buf)-len(partialJSONPrefix)-1
 	kv := &podVariants{}
@@ -374,19 +320,21 @@ func (p *podDraw) encode(o Options, pe *podEncoder) item {
 	return it
 }
 
-// genRealisticPods makes n pods of the realistic profile (see RealisticPods): drawn in
-// order from the seed, then built and encoded in parallel.
+// genRealisticPods makes n pods of the realistic profile (see RealisticPods): pod i of
+// the layout drawn and encoded in parallel, each from the seed and i alone.
 func genRealisticPods(g *gen, n int) []item {
-	c := realisticCluster(g)
-	pods := c.drawPods(g, n)
+	l := newRealisticLayout(g, n)
 	items := make([]item, n)
 	workers := runtime.GOMAXPROCS(0)
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
 			pe := &podEncoder{e: encoder{buf: make([]byte, 0, 64<<10)}}
+			pr := newPodRand()
+			var p podDraw
 			for i := w; i < n; i += workers {
-				items[i] = pods[i].encode(g.opts, pe)
+				l.draw(&p, i, pr)
+				items[i] = p.encode(g.opts, pe)
 			}
 		})
 	}

@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -309,13 +308,15 @@ func TestRealisticVariantsArePatches(t *testing.T) {
 	if err := o.defaults(); err != nil {
 		t.Fatal(err)
 	}
-	g := &gen{r: rand.New(rand.NewPCG(uint64(o.Seed), 0x6b696e666f726d65)), opts: o}
-	c := realisticCluster(g)
+	l := newRealisticLayout(newGen(o), n)
 	byName := map[string]*item{}
 	for i := range s.items {
 		byName[s.items[i].name] = &s.items[i]
 	}
-	for _, p := range c.drawPods(g, n) {
+	pr := newPodRand()
+	for i := range n {
+		var p podDraw
+		l.draw(&p, i, pr)
 		it := byName[p.name]
 		for v := range kubeletVariants {
 			ks := p.ks.variant(it.uidHash, v+1)
@@ -470,10 +471,12 @@ func BenchmarkEmitRealistic(b *testing.B) {
 	}
 }
 
-// The profile takes the pods resource, in its own namespaces only.
+// The profile takes the pods resource, in its own namespaces only; lazily (see
+// realistic_lazy_test.go) up to MaxLazyPods and without protobuf.
 func TestRealisticOptions(t *testing.T) {
-	for _, o := range []Options{{Profile: RealisticPods, Namespaces: 10}, {Profile: RealisticPods, Lazy: true},
-		{Profile: RealisticPods, Objects: LazyAbove + 1}, {Profile: "realistic"}} {
+	for _, o := range []Options{{Profile: RealisticPods, Namespaces: 10}, {Profile: "realistic"},
+		{Profile: RealisticPods, Lazy: true, ProtobufObjects: "pods.pb"}, {Profile: RealisticPods, Objects: LazyAbove + 1, ProtobufObjects: "pods.pb"},
+		{Profile: RealisticPods, Objects: MaxLazyPods + 1}} {
 		if _, err := New(o); err == nil {
 			t.Errorf("New(%+v) accepted", o)
 		}

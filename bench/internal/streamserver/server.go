@@ -54,11 +54,14 @@ type Options struct {
 	// Lazy generates the pods as they are served rather than all at New (see lazy.go):
 	// New then takes milliseconds and a few MB for any number of pods, up to MaxLazyPods,
 	// and writing a pod costs filling its holes (namespace, name suffix, uid, IP,
-	// container ID) besides the copies. It is set by default above LazyAbove pods, only
-	// serves the pods profile, and does not go with ProtobufObjects. Lazy pods are listed by namespace, then in the order
-	// they were generated (not by name); they have the eager pods' shape and size but
-	// come from lazyTemplates templates, so that their times, ReplicaSet and node repeat
-	// every few hundred pods.
+	// container ID) besides the copies. It is set by default above LazyAbove pods, serves
+	// the pods and realistic-pods profiles only, and does not go with ProtobufObjects.
+	// Lazy pods are listed by namespace, then in the order they were generated (not by
+	// name). The pods profile's have the eager pods' shape and size but come from
+	// lazyTemplates templates, so that their times, ReplicaSet and node repeat every few
+	// hundred pods; the realistic profile's are the eager mode's pods, each made from the
+	// seed and its index (realistic_lazy.go), and their watch events carry the same
+	// kubelet variants.
 	Lazy bool
 	// TLS serves HTTPS (HTTP/2 or HTTP/1.1) with a self-signed certificate made at New;
 	// CACertPEM returns it for clients to trust.
@@ -95,9 +98,6 @@ func (o *Options) defaults() error {
 	if o.Profile == RealisticPods && o.Namespaces > 1 {
 		return fmt.Errorf("streamserver: the %s profile has its own namespaces: no -namespaces", RealisticPods)
 	}
-	if o.Profile == RealisticPods && o.Objects > LazyAbove {
-		return fmt.Errorf("streamserver: %d %s: the profile has no lazy mode and makes at most %d pods (about 2 GB)", o.Objects, RealisticPods, LazyAbove)
-	}
 	if o.Objects == 0 {
 		o.Objects = 10000
 		if o.Profile == "secrets" {
@@ -110,11 +110,11 @@ func (o *Options) defaults() error {
 	if o.Namespace == "" {
 		o.Namespace = "bench"
 	}
-	if o.Profile == "pods" && o.Objects > LazyAbove {
+	if resourceOf(o.Profile) == "pods" && o.Objects > LazyAbove {
 		o.Lazy = true
 	}
-	if o.Lazy && o.Profile != "pods" {
-		return fmt.Errorf("streamserver: the lazy mode serves pods only, not %s", o.Profile)
+	if o.Lazy && resourceOf(o.Profile) != "pods" {
+		return fmt.Errorf("streamserver: the lazy mode serves pods only (pods, %s), not %s", RealisticPods, o.Profile)
 	}
 	if o.Lazy && o.Objects > MaxLazyPods {
 		return fmt.Errorf("streamserver: %d pods: the lazy mode serves at most %d", o.Objects, MaxLazyPods)
@@ -145,6 +145,7 @@ type Server struct {
 	kind   string
 	items  []item
 	lazy   *lazyPods // the lazy mode's pods, instead of items
+	rlazy  *realLazy // the realistic profile's lazy pods, instead of items
 	byName map[string]int
 	byNS   map[string][2]int // each namespace's objects: items[from:to]
 	r0     int64             // the list resourceVersion: every object's creation, no change since
@@ -166,16 +167,21 @@ type Server struct {
 }
 
 // New generates and encodes the objects of opts.Profile. It takes about a second per
-// 100,000 pods or per 400 MB of secrets, and milliseconds in the lazy mode.
+// 100,000 pods or per 400 MB of secrets (15 s per 100,000 realistic pods), and
+// milliseconds in the lazy mode.
 func New(opts Options) (*Server, error) {
 	if err := opts.defaults(); err != nil {
 		return nil, err
 	}
 	s := &Server{opts: opts, kind: kinds[resourceOf(opts.Profile)], byName: map[string]int{}, byNS: map[string][2]int{}}
-	if opts.Lazy {
+	switch {
+	case opts.Lazy && opts.Profile == RealisticPods:
+		s.rlazy = newRealLazy(opts)
+		s.r0 = rvBase + int64(s.rlazy.l.n)
+	case opts.Lazy:
 		s.lazy = newLazyPods(opts)
 		s.r0 = rvBase + int64(s.lazy.n)
-	} else {
+	default:
 		s.items = generate(opts)
 		s.r0 = rvBase + int64(len(s.items))
 	}
@@ -208,14 +214,17 @@ func (s *Server) ListResourceVersion() int64 { return s.r0 }
 
 // Len is the number of objects served.
 func (s *Server) Len() int {
-	if s.lazy != nil {
+	switch {
+	case s.lazy != nil:
 		return s.lazy.n
+	case s.rlazy != nil:
+		return s.rlazy.l.n
 	}
 	return len(s.items)
 }
 
 // Lazy reports whether the server generates its objects as it serves them.
-func (s *Server) Lazy() bool { return s.lazy != nil }
+func (s *Server) Lazy() bool { return s.lazy != nil || s.rlazy != nil }
 
 // Kind is the kind of the objects served: "Pod", "Secret" or "ConfigMap".
 func (s *Server) Kind() string { return s.kind }
@@ -232,8 +241,11 @@ func (s *Server) ObjectJSON(i int) []byte {
 // ObjectBytes is the mean JSON size of one object as listed, whole and as
 // PartialObjectMetadata.
 func (s *Server) ObjectBytes() (full, metadata float64) {
-	if s.lazy != nil {
+	switch {
+	case s.lazy != nil:
 		return s.lazy.objectBytes()
+	case s.rlazy != nil:
+		return s.rlazy.objectBytes()
 	}
 	if len(s.items) == 0 {
 		return 0, 0
@@ -394,8 +406,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, http.StatusNotFound, "NotFound", "the server could not find the requested resource")
 		return
 	}
-	if s.lazy != nil {
+	switch {
+	case s.lazy != nil:
 		s.serveLazy(w, r, kind, resource, ns, name)
+		return
+	case s.rlazy != nil:
+		s.serveRealLazy(w, r, kind, resource, ns, name)
 		return
 	}
 	// Only the profile's resource in its namespaces has objects; the others are empty.

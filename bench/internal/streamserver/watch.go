@@ -68,8 +68,10 @@ type watcher struct {
 	flush    func() error // pushes the response's own buffers to the socket
 	items    []item
 	lazy     *lazyPods // the lazy mode's pods, instead of items
+	rlazy    *realLazy // the realistic profile's lazy pods, instead of items
 	n        int       // len(items), or the lazy pods followed (all or none)
 	vals     podValues // the lazy mode's fill
+	rfill    *rFill    // the realistic lazy mode's, made at the first event
 	filter   *filter   // nil: every object's events
 	metaOnly bool
 	kind     string // for bookmarks
@@ -109,6 +111,11 @@ func (w *watcher) emit(typ int, it *item, rv []byte) {
 // change writes the k-th change after the list, unless the watch's filter leaves its
 // object out.
 func (w *watcher) change(k int64) {
+	if w.rlazy != nil {
+		typ, i := eventAt(k, w.n)
+		w.rlazy.emit(w, typ, i, k, strconv.AppendInt(w.rv[:0], w.s.r0+1+k, 10))
+		return
+	}
 	if w.lazy != nil {
 		typ, p := eventAt(k, w.n)
 		w.emitLazy(typ, p, strconv.AppendInt(w.rv[:0], w.s.r0+1+k, 10))
@@ -270,6 +277,8 @@ func (w *watcher) run(ctx context.Context, p watchParams) error {
 			switch {
 			case i == gone:
 				continue
+			case w.rlazy != nil:
+				w.rlazy.emit(w, added, i, -1, nil)
 			case w.lazy != nil:
 				w.emitLazy(added, i, nil)
 			case w.filter != nil && !w.filter.keeps(&w.items[i]):
