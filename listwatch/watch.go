@@ -333,7 +333,13 @@ func objectEvent(typ string) bool {
 // eventType unquotes the type member's value.
 func eventType(quoted []byte) (string, error) {
 	if quoted[0] == '"' && !bytes.ContainsRune(quoted, '\\') {
-		return string(quoted[1 : len(quoted)-1]), nil
+		name := quoted[1 : len(quoted)-1]
+		for _, known := range [...]EventType{Added, Modified, Deleted, Bookmark, Error} {
+			if string(name) == string(known) {
+				return string(known), nil // no copy of a name every event carries
+			}
+		}
+		return string(name), nil
 	}
 	var typ string
 	err := json.Unmarshal(quoted, &typ)

@@ -108,6 +108,14 @@ func spanOf(data []byte, i, end int, plain bool) (pairSpan, bool) {
 	return pairSpan{start: -1, decoded: s}, true
 }
 
+// string returns the span's string: interned from data, or the decoded one.
+func (s pairSpan) string(data []byte) string {
+	if s.start < 0 {
+		return s.decoded
+	}
+	return internString(data[s.start:s.end])
+}
+
 // bytes returns the span's bytes: in data, or of its decoded string (not to be changed).
 func (s pairSpan) bytes(data []byte) []byte {
 	if s.start < 0 {
@@ -128,11 +136,16 @@ func (t *MapTable) decodeMap(data []byte, i int, p unsafe.Pointer) (int, error) 
 		*(*map[string]string)(p) = *m
 		return end, nil
 	}
-	n, err := decodeStringMap(data, i, p)
-	if m := *(*map[string]string)(p); err == nil && len(m) == pairs && pairs > 0 {
+	// Built from the spans textHash found: an escaped value is not decoded twice.
+	m := make(map[string]string, pairs)
+	for k := 0; k < 2*pairs; k += 2 {
+		m[spans[k].string(data)] = spans[k+1].string(data)
+	}
+	*(*map[string]string)(p) = m
+	if len(m) == pairs && pairs > 0 {
 		slot.Store(&m) // a repeated key makes fewer entries than pairs: not stored under h
 	}
-	return n, err
+	return end, nil
 }
 
 // textHash hashes the pairs of the JSON object at data[i] as Share hashes a map's, and
