@@ -19,6 +19,10 @@ import (
 // ListerWatcher is the source of a reflector; *listwatch.Resource satisfies it. An
 // embedder can feed a reflector (and so an informer) from any other source by
 // implementing it: Watch returns any listwatch.Stream, whose contract is documented there.
+// A List that hands opts.OnContinue its page's token before it returns (as
+// *listwatch.Resource does) gets the call for the next page while it still runs (see
+// pages.go): such a source, or a wrapper of one, must take concurrent calls, or clear
+// OnContinue to be called one page at a time.
 type ListerWatcher[T object.Object] interface {
 	List(ctx context.Context, opts listwatch.ListOptions) (*object.List[T], error)
 	Watch(ctx context.Context, opts listwatch.WatchOptions) (listwatch.Stream[T], error)
