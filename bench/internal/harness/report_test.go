@@ -216,14 +216,11 @@ func TestReportMillionRows(t *testing.T) {
 	for _, sc := range plan.Scenarios {
 		byID[sc.ID] = sc
 	}
-	rep := &Report{Plan: plan}
-	for _, o := range []*Outcome{
+	rep := &Report{Plan: plan, Outcomes: []*Outcome{
 		{Scenario: byID["sync-1m-pods"], Engine: Kinformer, Results: []measure.Result{{SyncSeconds: 14, PeakRSSBytes: 1.4e9, HeapPerObjectBytes: 1290}}},
 		{Scenario: byID["sync-1m-pods"], Engine: ClientGo, Results: []measure.Result{{SyncSeconds: 20, PeakRSSBytes: 12e9, HeapPerObjectBytes: 2220}}},
 		{Scenario: byID["sync-1m-realistic-pods"], Engine: Kinformer, Results: []measure.Result{{SyncSeconds: 61, PeakRSSBytes: 3.1e9, HeapPerObjectBytes: 2150}}},
-	} {
-		rep.Outcomes = append(rep.Outcomes, o)
-	}
+	}}
 	md := rep.Markdown()
 	for _, want := range []string{
 		"| kinformer time to synced, 1M pods, no memory limit | ≤ 15 s | 14 s | met |",
