@@ -7,9 +7,12 @@
 // From the repository's root:
 //
 //	make bench          the end-to-end benchmark, short plan (a few minutes): writes
-//	                    bench/results/latest.md and its four charts
+//	                    latest.md and its four charts to bench/results/local/, which
+//	                    git ignores (BENCH_OUT=DIR writes elsewhere)
 //	make bench-full     the same with 100k pods, 1 MB Secrets, HTTPS and the real
 //	                    kube-apiserver (built first, as for make test)
+//	make bench-publish  make bench-full written over the published bench/results/,
+//	                    the figures the README quotes
 //	make bench-micro    every in-process Go benchmark of the engine's module
 //	make bench-compare  the in-process benchmarks that run kinformer and client-go side
 //	                    by side, in one process (module bench/clientgo)

@@ -24,7 +24,7 @@ func main() {
 	plan := flag.String("plan", "short", "short (make bench, a few minutes), full (make bench-full: 100k pods, 1 MB secrets, the real apiserver) or sharded (one shard of 100k pods split over 1, 2 and 4 shards, kinformer only)")
 	runs := flag.Int("runs", 0, "runs per engine and scenario (0: the plan's, 3)")
 	only := flag.String("only", "", "comma-separated scenario IDs to run (default: all of the plan)")
-	out := flag.String("out", "bench/results", "directory for latest.md and the charts")
+	out := flag.String("out", "bench/results/local", "directory for latest.md and the charts (bench/results/local is ignored by git; bench/results, the published results, is make bench-publish's)")
 	before := flag.String("before", "", "a commit to hold kinformer against: its kinformer-runner runs beside the checkout's, and the report says which figures got worse")
 	analysis := flag.String("analysis", "bench/results/analysis.md", "hand-written account of the missed targets, quoted in latest.md when a target is missed (skipped if absent)")
 	flag.Parse()

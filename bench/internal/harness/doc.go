@@ -4,7 +4,8 @@
 // (bench/cmd/streamserver) or a real kube-apiserver, runs each engine's runner
 // (bench/cmd/kinformer-runner, bench/clientgo/cmd/clientgo-runner) as its own process
 // against it, alternating engines round by round so drift hits both alike, and writes
-// the medians with their spread to bench/results/latest.md, with SVG charts (drawn by
+// the medians with their spread to latest.md (in bench/results/local/, or the published
+// bench/results/ under make bench-publish), with SVG charts (drawn by
 // bench/internal/chart). The limit line and the latency floor come from the ceiling
 // client (bench/cmd/ceiling) reading the same server.
 //
