@@ -23,7 +23,8 @@ import (
 	"github.com/kinformer/kinformer/shard"
 )
 
-// hookedLW runs onList before each list it passes on (on the reflector's goroutine).
+// hookedLW runs onList before each list it passes on (on the goroutine that lists the
+// page, which for the page asked for ahead is not the reflector's: see reflector/pages.go).
 type hookedLW struct {
 	reflector.ListerWatcher[*object.Pod]
 	onList func(opts listwatch.ListOptions)

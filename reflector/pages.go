@@ -55,13 +55,19 @@ func (r *Reflector[T]) next(ctx context.Context, f *pageFetch[T], opts listwatch
 	case token = <-f.token:
 	case res := <-f.done:
 		f.done <- res // for result
+		if res.err != nil {
+			return nil, "" // nothing follows a failed page
+		}
 		select {
 		case token = <-f.token: // told just before the end
 		default:
 			return nil, ""
 		}
 	}
-	if r.changed(sh) { // the list will be abandoned after this page: ask for no more
+	// An empty token is no token (a source that told one wrongly): asking with it would
+	// list from the start again. Once the shard changed, the list is abandoned after
+	// this page.
+	if token == "" || r.changed(sh) {
 		return nil, ""
 	}
 	opts.Continue, opts.ResourceVersion, opts.ResourceVersionMatch = token, "", ""

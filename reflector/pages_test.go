@@ -126,3 +126,46 @@ func TestThePageAheadOfAFailedOneIsCancelled(t *testing.T) {
 		t.Errorf("stored %v after a failed list", got)
 	}
 }
+
+// The page asked for ahead answers 410 (its token expired) while the page before it is
+// still arriving: the list starts over once, whole and unpaginated, as a 410 between
+// pages makes it, and stores what that list holds, nothing twice.
+func TestAnExpiredPageAheadRestartsTheListWhole(t *testing.T) {
+	leakcheck.Check(t)
+	asked := make(chan struct{})
+	var whole atomic.Int32
+	lw := pagedServer(t,
+		func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Query().Get("limit") == "" { // the restart: everything at once
+				whole.Add(1)
+				fmt.Fprint(w, `{"kind":"PodList","metadata":{"resourceVersion":"9"},"items":[`+podJSON("a")+`,`+podJSON("b")+`,`+podJSON("c")+`]}`)
+				return
+			}
+			fmt.Fprint(w, `{"kind":"PodList","metadata":{"resourceVersion":"5","continue":"p2"},"items":[`)
+			w.(http.Flusher).Flush()
+			select {
+			case <-asked:
+			case <-time.After(10 * time.Second):
+			}
+			fmt.Fprint(w, podJSON("a")+`]}`)
+		},
+		func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusGone)
+			fmt.Fprint(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Expired","code":410,"message":"the continue token expired"}`)
+			close(asked)
+		})
+	store := &stateStore{}
+	r := reflector.New[*object.Pod](lw, store, reflector.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); r.Run(ctx) }()
+	testwait.Eventually(t, 20*time.Second, func() bool { return len(store.snapshot()) == 3 }, "the whole list stored")
+	cancel()
+	<-done
+	if n := whole.Load(); n != 1 {
+		t.Errorf("%d whole lists, want 1", n)
+	}
+	if got := r.Status().Relists; got != 0 {
+		t.Errorf("%d relists: the restart is part of the first list", got)
+	}
+}

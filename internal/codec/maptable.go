@@ -30,12 +30,14 @@ import (
 // The table is lossy and bounded, like the intern table: mapSlots slots, each the last
 // map stored under its hash, read and written without a lock. A map is found by a hash
 // of its pairs, summed so that their order makes no difference (a JSON text and a Go map
-// of the same pairs hash alike), and every candidate is compared pair by pair before it
-// is handed out, so a collision costs a build, never a wrong map. The zero value is not
-// usable: call NewMapTable.
+// of the same pairs hash alike), and a candidate is handed out only if its whole hash is
+// the one sought and its pairs compare equal, so a collision costs a build, never a wrong
+// map. (Pairs alone would not do: a text that repeats a pair, {"a":"1","a":"1"}, holds
+// only pairs of the map {"a":"1","b":"2"} and has as many; the sums differ.) The zero
+// value is not usable: call NewMapTable.
 type MapTable struct {
 	seed  maphash.Seed
-	slots [mapSlots]atomic.Pointer[map[string]string]
+	slots [mapSlots]atomic.Pointer[sharedMap]
 	// variants are the decode tables of objects whose metadata's maps go through this
 	// table, by the table they are a copy of (built on first use; see variant).
 	variants sync.Map
@@ -72,18 +74,24 @@ func (t *MapTable) Share(m map[string]string) map[string]string {
 		h += t.pairHash(k, v)
 	}
 	slot := t.slot(h)
-	if shared := slot.Load(); shared != nil && maps.Equal(*shared, m) {
-		return *shared
+	if shared := slot.Load(); shared != nil && shared.h == h && maps.Equal(shared.m, m) {
+		return shared.m
 	}
-	slot.Store(&m)
+	slot.Store(&sharedMap{h: h, m: m})
 	return m
+}
+
+// sharedMap is a map of the table and the hash of its pairs.
+type sharedMap struct {
+	h uint64
+	m map[string]string
 }
 
 func (t *MapTable) pairHash(k, v string) uint64 {
 	return maphash.String(t.seed, k)*0x9e3779b97f4a7c15 ^ maphash.String(t.seed, v)
 }
 
-func (t *MapTable) slot(h uint64) *atomic.Pointer[map[string]string] {
+func (t *MapTable) slot(h uint64) *atomic.Pointer[sharedMap] {
 	return &t.slots[h&(mapSlots-1)]
 }
 
@@ -132,8 +140,8 @@ func (t *MapTable) decodeMap(data []byte, i int, p unsafe.Pointer) (int, error) 
 		return decodeStringMap(data, i, p) // not a small object of strings: no sharing
 	}
 	slot := t.slot(h)
-	if m := slot.Load(); m != nil && len(*m) == pairs && holds(*m, data, spans[:2*pairs]) {
-		*(*map[string]string)(p) = *m
+	if shared := slot.Load(); shared != nil && shared.h == h && len(shared.m) == pairs && holds(shared.m, data, spans[:2*pairs]) {
+		*(*map[string]string)(p) = shared.m
 		return end, nil
 	}
 	// Built from the spans textHash found: an escaped value is not decoded twice.
@@ -143,7 +151,7 @@ func (t *MapTable) decodeMap(data []byte, i int, p unsafe.Pointer) (int, error) 
 	}
 	*(*map[string]string)(p) = m
 	if len(m) == pairs && pairs > 0 {
-		slot.Store(&m) // a repeated key makes fewer entries than pairs: not stored under h
+		slot.Store(&sharedMap{h: h, m: m}) // a repeated key makes fewer entries than pairs: not stored under h
 	}
 	return end, nil
 }
