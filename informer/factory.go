@@ -73,6 +73,7 @@ type FactoryOptions struct {
 
 type runnable interface {
 	Run(ctx context.Context)
+	Name() string
 	SetShard(sel shard.Selector) (<-chan struct{}, error)
 	Syncer
 	statuser
@@ -121,12 +122,25 @@ func (f *Factory) shardFor(sel Selectors, namespaced bool) shard.Selector {
 // For returns the factory's informer of T for resource (a name as kubectl takes it:
 // "pods", "deployments.apps", a CRD's plural.group) and selectors, creating it on first
 // use. An informer requested after Start is started at once.
+//
+// What it can tell is wrong fails here, not in the informer's retries: a selector that
+// does not parse, and a resource whose kind is not T's (object.KindOf: For[*object.Pod]
+// of "configmaps" would cache ConfigMaps as empty Pods; *object.Raw takes any kind).
 func For[T object.Object](ctx context.Context, f *Factory, resource string, sel Selectors) (*Informer[T], error) {
+	var zero T
+	if _, err := object.ParseSelector(sel.LabelSelector); err != nil {
+		return nil, fmt.Errorf("informer.For %s: %w", resource, err)
+	}
+	if err := object.CheckFieldSelector(sel.FieldSelector); err != nil {
+		return nil, fmt.Errorf("informer.For %s: %w", resource, err)
+	}
 	info, err := f.client.Discover(ctx, resource)
 	if err != nil {
 		return nil, err
 	}
-	var zero T
+	if want := object.KindOf[T](); want != "" && !sel.MetadataOnly && info.Kind != want {
+		return nil, fmt.Errorf("informer.For[%T] of %q: the resource holds %s objects, not %s: use the type of its kind, or *object.Raw for any", zero, resource, info.Kind, want)
+	}
 	// The informers that take the factory's shard share one key whatever that shard is
 	// now; one with its own shard is keyed by it.
 	shardKey := "factory's shard"
@@ -240,14 +254,23 @@ func (f *Factory) start(key string) {
 	}()
 }
 
-// WaitForSync waits until every informer of the factory has synced (see WaitForSync).
+// WaitForSync waits until every informer of the factory has synced (see WaitForSync),
+// whose error names each informer not synced and why. Before Start it fails at once,
+// saying so: no informer of a factory not started ever syncs.
 func (f *Factory) WaitForSync(ctx context.Context) error {
 	f.mu.Lock()
 	syncers := make([]Syncer, 0, len(f.order))
+	var names []string
 	for _, k := range f.order {
 		syncers = append(syncers, f.informers[k])
+		names = append(names, f.informers[k].Name())
 	}
+	started := f.ctx != nil
 	f.mu.Unlock()
+	if !started && len(syncers) > 0 {
+		// Nothing would ever sync: fail now rather than when ctx ends (if it does).
+		return fmt.Errorf("informer factory: WaitForSync before Start: call Factory.Start(ctx) first (not started: %s)", strings.Join(names, ", "))
+	}
 	return WaitForSync(ctx, syncers...)
 }
 

@@ -42,7 +42,10 @@ func TestFactorySharesAndShutsDown(t *testing.T) {
 	if err := f.WaitForSync(wctx); err != nil {
 		t.Fatal(err)
 	}
-	late, _ := For[*object.Pod](ctx, f, "deployments.apps", Selectors{}) // started at once
+	late, err := For[*object.Deployment](ctx, f, "deployments.apps", Selectors{}) // started at once
+	if err != nil {
+		t.Fatal(err)
+	}
 	testwait.Eventually(t, 10*time.Second, late.HasSynced, "waiting for the late informer")
 	e.create(t, "b", nil)
 	testwait.Eventually(t, 10*time.Second, func() bool { return rec.count("add ns/b") == 1 }, "waiting for event")

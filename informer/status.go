@@ -122,13 +122,17 @@ func notSynced(ctx context.Context, syncers []Syncer) error {
 			continue
 		default:
 		}
+		name := "an informer"
+		if n, ok := s.(interface{ Name() string }); ok && n.Name() != "" {
+			name = n.Name()
+		}
 		if st, ok := s.(statuser); ok {
 			status := st.Status()
 			if status.LastError != nil {
-				errs = append(errs, fmt.Errorf("not synced (%s): %w", status.State, status.LastError))
+				errs = append(errs, fmt.Errorf("%s not synced (%s): %w", name, status.State, status.LastError))
 				continue
 			}
-			errs = append(errs, fmt.Errorf("not synced (%s)", status.State))
+			errs = append(errs, fmt.Errorf("%s not synced (%s)", name, status.State))
 			continue
 		}
 		errs = append(errs, errors.New("a handler has not synced"))
