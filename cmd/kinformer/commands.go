@@ -68,7 +68,8 @@ func usage() string {
 		b.WriteString(wrap("kinformer "+c.name+" "+c.synopsis, helpWidth, "  ", hanging("  kinformer "+c.name+" ")))
 		b.WriteString(wrap(c.does, helpWidth, "      ", "      "))
 	}
-	b.WriteString("\nRun 'kinformer COMMAND -h' for the flags of a command.\n")
+	b.WriteString("\nRun 'kinformer help COMMAND' (or 'kinformer COMMAND -h') for the flags of a\n" +
+		"command, and 'kinformer version' for the version and commit built.\n")
 	return b.String()
 }
 

@@ -11,6 +11,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 )
@@ -26,10 +28,13 @@ func main() {
 	}
 }
 
-// exitCode is 2 for usage errors and 1 for everything else.
+// exitCode is 0 for help asked for (-h), 2 for usage errors and 1 for everything else.
 func exitCode(err error) int {
 	var ue usageError
-	if errors.As(err, &ue) || errors.Is(err, flag.ErrHelp) {
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ue):
 		return 2
 	}
 	return 1
@@ -46,7 +51,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	switch args[0] {
 	case "help", "-h", "--help":
+		if len(args) > 1 { // help COMMAND: the command's own -h, on stdout
+			return helpFor(ctx, args[1:], stdout)
+		}
 		fmt.Fprint(stdout, usage())
+		return nil
+	case "version", "--version":
+		fmt.Fprintln(stdout, version())
 		return nil
 	}
 	for _, c := range commands() {
@@ -56,6 +67,41 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprint(stderr, usage())
 	return usageError{fmt.Sprintf("unknown command %q", args[0])}
+}
+
+// helpFor prints the help of the command named by words (help cache dump) on out.
+func helpFor(ctx context.Context, words []string, out io.Writer) error {
+	for _, c := range commands() {
+		if name := strings.Fields(c.name); slices.Equal(name, words[:min(len(words), len(name))]) && len(words) == len(name) {
+			err := c.run(ctx, append(slices.Clone(words[1:]), "-h"), out, out)
+			if errors.Is(err, flag.ErrHelp) {
+				return nil
+			}
+			return err
+		}
+	}
+	return usageError{fmt.Sprintf("no command %q: run 'kinformer help' for the list", strings.Join(words, " "))}
+}
+
+// version is the module's version and the commit it was built from, as the Go build
+// recorded them ("(devel)" for a build in a clone), and the Go version.
+func version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "kinformer (no build information)"
+	}
+	v := "kinformer " + info.Main.Version
+	settings := map[string]string{}
+	for _, s := range info.Settings {
+		settings[s.Key] = s.Value
+	}
+	if rev := settings["vcs.revision"]; rev != "" {
+		v += " commit " + rev[:min(len(rev), 12)]
+		if settings["vcs.modified"] == "true" {
+			v += " (modified)"
+		}
+	}
+	return v + " " + info.GoVersion
 }
 
 // parseInterspersed parses flags that may come before or after positional arguments

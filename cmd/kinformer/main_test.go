@@ -101,6 +101,8 @@ func TestWatchErrors(t *testing.T) {
 		{"401", []string{"watch", "pods", "--kubeconfig", badToken}, "401", 1},
 		{"403", []string{"watch", "configmaps", "--kubeconfig", kc}, "403", 1},
 		{"bad selector", []string{"watch", "pods", "--kubeconfig", kc, "-l", "a in b"}, "expected '('", 2},
+		// A field the server cannot select by is its 400: terminal, not retried forever.
+		{"field selector refused", []string{"watch", "pods", "--kubeconfig", kc, "--field-selector", "spec.foo=bar"}, "refused the request (400)", 1},
 		{"no resource", []string{"watch", "--kubeconfig", kc}, "usage", 2},
 		{"unknown command", []string{"frobnicate"}, "unknown command", 2},
 	}

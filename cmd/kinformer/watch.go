@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"sync"
 	"time"
 
@@ -188,6 +189,8 @@ func (s *session) watch(ctx context.Context, out, progress io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// On stderr, so that an empty namespace and a hung connection do not look alike.
+	fmt.Fprintf(progress, "kinformer: synced %s: %d object(s); watching\n", s.inf.Name(), len(s.inf.Lister().List(object.Everything())))
 	<-ctx.Done()
 	return nil
 }
@@ -229,9 +232,12 @@ func waitingFor(name string, st informer.SyncStatus) string {
 	return line
 }
 
+// permanent says whether retrying cannot fix err: a 400 (a field or shard selector the
+// server does not take), 401, 403, 404, an unreachable server.
 func permanent(err error) bool {
 	var netErr *net.OpError
-	return object.IsUnauthorized(err) || object.IsForbidden(err) || object.IsNotFound(err) || errors.As(err, &netErr)
+	return object.CodeOf(err) == http.StatusBadRequest || object.IsUnauthorized(err) || object.IsForbidden(err) ||
+		object.IsNotFound(err) || errors.As(err, &netErr)
 }
 
 // explain adds what a user should check to the errors a newcomer meets first.
@@ -246,6 +252,8 @@ func explain(err error, host string) error {
 		return fmt.Errorf("the server rejected the credentials (401): check the kubeconfig user: %w", err)
 	case object.IsForbidden(err):
 		return fmt.Errorf("the kubeconfig user may not do this (403): %w", err)
+	case object.CodeOf(err) == http.StatusBadRequest:
+		return fmt.Errorf("the server refused the request (400): check the selectors: %w", err)
 	case errors.As(err, &netErr):
 		return fmt.Errorf("cannot reach the apiserver at %s: %w", host, err)
 	}
