@@ -104,9 +104,9 @@ func (r *Reflector[T]) step(ctx context.Context, s state, bo *backoffState) stat
 				r.untrack()
 			}
 			next = r.settle()
-		} else {
-			next = r.afterWatch(r.watch(ctx, s.open, sh), bo)
-		}
+		} else if w := r.watch(ctx, s.open, sh); ctx.Err() == nil {
+			next = r.afterWatch(w, bo)
+		} // else the watch ended because Run is stopping: nothing to log or record
 	case backingOff:
 		if r.backOff(ctx, bo, s.err) {
 			next = s.then
