@@ -150,6 +150,9 @@ func (p *WorkerPool) processNext(ctx, syncCtx context.Context) bool {
 	switch {
 	case err == nil:
 		p.forget(key)
+		if p.Logger != nil {
+			p.Logger.Debug("synced", "key", key, "took", time.Since(start))
+		}
 	case p.Queue.NumRequeues(key) < p.maxRetries():
 		if p.Logger != nil {
 			p.Logger.Warn("sync failed, will retry", "key", key, "retries", p.Queue.NumRequeues(key), "err", err)

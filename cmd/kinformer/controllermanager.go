@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -27,7 +28,7 @@ const controllerManagerUsage = "usage: kinformer controller-manager --kubeconfig
 	"[--tls-cert-file FILE --tls-private-key-file FILE] [--metrics-addr 127.0.0.1:10258] [--leader-elect] " +
 	"[--leader-elect-namespace kube-system] [--leader-elect-id NAME] [--lease-duration 15s] " +
 	"[--renew-deadline 10s] [--retry-period 2s] [--shard-group NAME] [--shard-id ID] [--shard-namespace kube-system] [--handover-timeout 2m0s] " +
-	"[--crash-on-panic] [--memory-limit SIZE] [-v]"
+	"[--crash-on-panic] [--memory-limit SIZE] [-v] [--log-level warn]"
 
 // The endpoints are served as kube-controller-manager serves them: over HTTPS on port
 // 10257 of every interface, each caller checked with the apiserver. The plain port
@@ -57,6 +58,7 @@ type controllerManagerFlags struct {
 	crashOnPanic        bool
 	memoryLimit         memlimit.Bytes
 	verbose             bool
+	logLevel            string
 }
 
 // parse reads args into f; it returns a usage error for positional arguments.
@@ -88,7 +90,8 @@ func (f *controllerManagerFlags) parse(args []string, stderr io.Writer) error {
 	fs.BoolVar(&f.crashOnPanic, "crash-on-panic", false, "let a panic in a sync crash the process (default: log it with its stack, count it, retry the key)")
 	fs.Var(&f.memoryLimit, "memory-limit", "soft memory limit of the process, in bytes or as 2.5Gi, 3GB: the garbage collector works harder near it "+
 		"rather than let the heap grow past it (runtime/debug.SetMemoryLimit, as GOMEMLIMIT; default: none, or GOMEMLIMIT's)")
-	fs.BoolVar(&f.verbose, "v", false, "log what the controllers do (to stderr)")
+	fs.BoolVar(&f.verbose, "v", false, "log at level info (to stderr): relists and why, leadership, hand-overs, failed syncs; --log-level debug adds a line per sync")
+	fs.StringVar(&f.logLevel, "log-level", "", "debug (a line per sync, with its key and time), info (as -v), warn (the default) or error")
 	if pos, err := parseInterspersed(fs, args); err != nil {
 		return err
 	} else if len(pos) != 0 {
@@ -103,6 +106,8 @@ func (f *controllerManagerFlags) parse(args []string, stderr io.Writer) error {
 		return usageError{"--tls-cert-file is for --secure-port, which is 0"}
 	case f.shardGroup != "" && f.elect:
 		return usageError{"--shard-group and --leader-elect exclude each other: a shard group's members all act, each in its part"}
+	case f.logLevel != "" && !slices.Contains([]string{"debug", "info", "warn", "error"}, f.logLevel):
+		return usageError{fmt.Sprintf("--log-level %q: debug, info, warn or error", f.logLevel)}
 	case f.shardGroup == "" && (f.shardID != "" || f.shardNamespace != "kube-system" || f.handoverTimeout != shardgroup.DefaultHandoverTimeout):
 		return usageError{"--shard-id, --shard-namespace and --handover-timeout go with --shard-group"}
 	}
@@ -187,6 +192,9 @@ func runControllerManager(ctx context.Context, args []string, stdout, stderr io.
 	level := slog.LevelWarn
 	if f.verbose {
 		level = slog.LevelInfo
+	}
+	if f.logLevel != "" {
+		_ = level.UnmarshalText([]byte(f.logLevel)) // checked by the flags' validation
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	sharding := f.sharding()

@@ -226,13 +226,16 @@ func TestControllerManagerAgainstSim(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"controller-manager", "--kubeconfig", kc, "--metrics-addr", "127.0.0.1:0", "--secure-port", "0", "--leader-elect",
-			"--lease-duration", "2s", "--renew-deadline", "1s", "--retry-period", "200ms"}, &out, &errOut)
+			"--lease-duration", "2s", "--renew-deadline", "1s", "--retry-period", "200ms", "--log-level", "debug"}, &out, &errOut)
 	}()
 	waitForOutput(t, &out, "controller-manager: controllers ")
 	testwait.Eventually(t, 10*time.Second, func() bool {
 		st, _ := listwatch.For[*object.ReplicaSet](c, info, "default").Get(context.Background(), "web")
 		return st != nil && st.Status.Replicas == 2
 	}, "the ReplicaSet was not reconciled:\n%s\n%s", &out, &errOut)
+	// --log-level debug: a line per sync, with its key.
+	testwait.Eventually(t, 10*time.Second, func() bool { return strings.Contains(errOut.String(), `msg=synced controller=replicaset key=default/web`) },
+		"no sync logged at debug level:\n%s", &errOut)
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("controller-manager ended with %v", err)
