@@ -821,12 +821,30 @@ func runShardedManagers(t *testing.T, gated bool) {
 // fails only when more than half of the namespaces or objects moved.
 func logJoin(t *testing.T, env string, before, after groupState, live []string, newcomer string, namespaces []string, replicas map[string]int) {
 	t.Helper()
+	ownerBefore := func(ns string) string { return before.owner(live, ns) }
+	replanned := !before.plan().Equal(after.plan())
+	if replanned {
+		// The planner cut a new plan while newcomer joined (the load it saw crossed
+		// ReplanAbove; one run saw the balance at 1.1503 against 1.15): the join is
+		// measured from that plan dealt to the old members, so that the plan's own moves
+		// are not taken for the join's.
+		old := slices.DeleteFunc(slices.Clone(live), func(id string) bool { return id == newcomer })
+		dealt := after.plan().Assign(old)
+		ownerBefore = func(ns string) string {
+			for id, set := range dealt {
+				if set.Has(ns) {
+					return id
+				}
+			}
+			return ""
+		}
+	}
 	var movedNS, movedObjs, totalObjs int
 	var between []string
 	for _, ns := range namespaces {
 		objs := 2 + replicas[ns] // its Deployment, ReplicaSet and pods
 		totalObjs += objs
-		from, to := before.owner(live, ns), after.owner(live, ns)
+		from, to := ownerBefore(ns), after.owner(live, ns)
 		if from == to {
 			continue
 		}
@@ -851,6 +869,9 @@ func logJoin(t *testing.T, env string, before, after groupState, live []string, 
 		newcomer, len(after.split(live, namespaces)[newcomer]), before.plan().Len(), after.plan().Len(), before.plan().Equal(after.plan()))
 	if len(between) > 0 {
 		t.Logf("%s: %d namespaces moved between old members: %v", env, len(between), between)
+	}
+	if replanned {
+		t.Logf("%s: a new plan was cut during the join: the moves above are counted from it", env)
 	}
 	if fNS > 0.5 || fObjs > 0.5 {
 		t.Errorf("%s: %s's join moved %.3f of the namespaces and %.3f of the objects, want at most 0.5", env, newcomer, fNS, fObjs)

@@ -234,7 +234,9 @@ func TestControllerManagerAgainstSim(t *testing.T) {
 		return st != nil && st.Status.Replicas == 2
 	}, "the ReplicaSet was not reconciled:\n%s\n%s", &out, &errOut)
 	// --log-level debug: a line per sync, with its key.
-	testwait.Eventually(t, 10*time.Second, func() bool { return strings.Contains(errOut.String(), `msg=synced controller=replicaset key=default/web`) },
+	testwait.Eventually(t, 10*time.Second, func() bool {
+		return strings.Contains(errOut.String(), `msg=synced controller=replicaset key=default/web`)
+	},
 		"no sync logged at debug level:\n%s", &errOut)
 	cancel()
 	if err := <-done; err != nil {
