@@ -123,11 +123,18 @@ func (f *Factory) shardFor(sel Selectors, namespaced bool) shard.Selector {
 // "pods", "deployments.apps", a CRD's plural.group) and selectors, creating it on first
 // use. An informer requested after Start is started at once.
 //
+// T is one of the model's types, *object.Raw for any resource, or a projection of the
+// embedder's own that holds only the members they read (see object.CheckProjection).
+//
 // What it can tell is wrong fails here, not in the informer's retries: a selector that
-// does not parse, and a resource whose kind is not T's (object.KindOf: For[*object.Pod]
-// of "configmaps" would cache ConfigMaps as empty Pods; *object.Raw takes any kind).
+// does not parse, a resource whose kind is not T's (object.KindOf: For[*object.Pod] of
+// "configmaps" would cache ConfigMaps as empty Pods; *object.Raw takes any kind), and a
+// projection that embeds ObjectMeta.
 func For[T object.Object](ctx context.Context, f *Factory, resource string, sel Selectors) (*Informer[T], error) {
 	var zero T
+	if err := object.CheckProjection[T](); err != nil {
+		return nil, fmt.Errorf("informer.For %s: %w", resource, err)
+	}
 	if _, err := object.ParseSelector(sel.LabelSelector); err != nil {
 		return nil, fmt.Errorf("informer.For %s: %w", resource, err)
 	}

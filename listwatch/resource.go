@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -387,7 +388,7 @@ func (r *Resource[T]) Create(ctx context.Context, obj T) (T, error) {
 
 // Update replaces obj (PUT). With metadata.resourceVersion set it fails with a Conflict
 // when the object changed since it was read. Fields T does not model are sent back as
-// they were read, so nothing is dropped.
+// they were read, so nothing is dropped; a T that drops them (a projection) is refused.
 func (r *Resource[T]) Update(ctx context.Context, obj T) (T, error) {
 	return r.put(ctx, obj, "")
 }
@@ -398,6 +399,10 @@ func (r *Resource[T]) UpdateStatus(ctx context.Context, obj T) (T, error) {
 }
 
 func (r *Resource[T]) put(ctx context.Context, obj T, sub string) (T, error) {
+	if err := writable[T](); err != nil {
+		var zero T
+		return zero, err
+	}
 	body, err := json.Marshal(obj)
 	if err != nil {
 		var zero T
@@ -405,6 +410,17 @@ func (r *Resource[T]) put(ctx context.Context, obj T, sub string) (T, error) {
 	}
 	m := obj.Meta()
 	return r.callNS(ctx, m.Namespace, http.MethodPut, m.Name, sub, body, "application/json")
+}
+
+// writable refuses to write back a T that does not keep every member it was decoded
+// from (a projection: see object.CheckProjection): put whole, it would drop the others.
+// Creating one is no loss: the new object is what its fields say.
+func writable[T any]() error {
+	if typ := reflect.TypeFor[T](); !codec.Lossless(typ) {
+		return fmt.Errorf("listwatch: %v holds only some of the object's members: an Update of it would drop the others; "+
+			"give each of its structs an object.Unknown field to keep them, or change the object with Patch", typ)
+	}
+	return nil
 }
 
 // Patch applies patch to the named object; sub is "" or a subresource such as "status".

@@ -22,6 +22,7 @@ type Result struct {
 	Mode          string `json:"mode"`    // ModeListWatch or ModeStreamingList, as used
 	ManagedFields bool   `json:"managed_fields"`
 	MetadataOnly  bool   `json:"metadata_only"`
+	Projection    bool   `json:"projection,omitempty"`
 	Handlers      int    `json:"handlers"`
 	// Shards and Shard are -shards and -shard; ShardFiltering, with -shards, is who kept
 	// the other shards out of the cache, as the engine tells (ShardedEngine).

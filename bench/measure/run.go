@@ -94,7 +94,7 @@ func (r *Run) exit(res Result, code int) {
 
 func baseResult(cfg *Config, eng Engine) Result {
 	res := Result{Engine: eng.Name(cfg), Scenario: cfg.Scenario, Resource: cfg.Resource, Objects: cfg.Objects,
-		Events: cfg.Events, Mode: cfg.Mode(), ManagedFields: cfg.KeepManagedFields, MetadataOnly: cfg.MetadataOnly,
+		Events: cfg.Events, Mode: cfg.Mode(), ManagedFields: cfg.KeepManagedFields, MetadataOnly: cfg.MetadataOnly, Projection: cfg.Projection,
 		Handlers: cfg.Handlers, Shards: cfg.Shards, Shard: cfg.Shard, MemoryLimitBytes: int64(cfg.MemoryLimit),
 		GoVersion: runtime.Version()}
 	if cfg.Scenario == ScenarioSync {

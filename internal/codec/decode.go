@@ -86,6 +86,12 @@ func tableFor[T any](r *registry, opts Options) *table {
 		return nil
 	}
 	t := r.tables[rt.Elem()]
+	if t == nil && opts.Maps != nil {
+		// A projection (projection.go): decoded by tables of the cache's own.
+		if r = opts.Maps.projection(r, rt.Elem()); r != nil {
+			t = r.tables[rt.Elem()]
+		}
+	}
 	if t != nil && opts != (Options{}) && t.object != nil {
 		t = t.variantFor(r, opts)
 	}

@@ -48,6 +48,9 @@ type MapTable struct {
 	parts      *parts
 	mu         sync.Mutex
 	registries map[*registry]*registry
+	// projections are the registries of the projections this table's cache decodes,
+	// by type (see projection.go).
+	projections map[reflect.Type]*registry
 }
 
 const (
@@ -60,7 +63,8 @@ const (
 
 // NewMapTable returns an empty table.
 func NewMapTable() *MapTable {
-	return &MapTable{seed: maphash.MakeSeed(), parts: newParts(), registries: map[*registry]*registry{}}
+	return &MapTable{seed: maphash.MakeSeed(), parts: newParts(), registries: map[*registry]*registry{},
+		projections: map[reflect.Type]*registry{}}
 }
 
 // Share returns the table's map equal to m if it has one; otherwise it records m and

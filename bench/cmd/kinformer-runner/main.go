@@ -6,7 +6,8 @@
 //
 // Pods are cached as *object.Pod; secrets and configmaps, which kinformer has no typed
 // model for, as *object.Raw (metadata parsed, the rest kept as raw JSON), as with
-// -metadata-only. The informer is built as informer.For builds it (discovery, then
+// -metadata-only. With -projection, pods are cached as an embedder's projection of
+// them (podImages: metadata, and the containers' names and images). The informer is built as informer.For builds it (discovery, then
 // listwatch.For), but with informer.New so that -keep-managed-fields can replace the
 // default transform, informer.StripManagedFields.
 //
@@ -82,13 +83,32 @@ func (e *engine) Build(ctx context.Context, cfg *measure.Config, handlers []meas
 	if err != nil {
 		return err
 	}
-	if cfg.Resource == "pods" && !cfg.MetadataOnly {
+	switch {
+	case cfg.Projection && (cfg.Resource != "pods" || cfg.MetadataOnly):
+		return errors.New("-projection: pods only, and not with -metadata-only")
+	case cfg.Projection:
+		e.Engine = &typed[*podImages]{client: c}
+	case cfg.Resource == "pods" && !cfg.MetadataOnly:
 		e.Engine = &typed[*object.Pod]{client: c}
-	} else {
+	default:
 		e.Engine = &typed[*object.Raw]{client: c}
 	}
 	return e.Engine.Build(ctx, cfg, handlers)
 }
+
+// podImages is the -projection: what a tool that reads only pods' names, labels and
+// images would declare (object.CheckProjection).
+type podImages struct {
+	Metadata object.ObjectMeta `json:"metadata"`
+	Spec     struct {
+		Containers []struct {
+			Name  string `json:"name"`
+			Image string `json:"image"`
+		} `json:"containers"`
+	} `json:"spec"`
+}
+
+func (p *podImages) Meta() *object.ObjectMeta { return &p.Metadata }
 
 // client is the listwatch client of -server (with -ca) or -kubeconfig, without client-side
 // rate limiting.

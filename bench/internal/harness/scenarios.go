@@ -287,11 +287,26 @@ func realistic() []struct {
 	}
 }
 
+// projections are the 10k syncs of both corpora with the pods cached as an embedder's
+// projection of them (kinformer-runner -projection: metadata, and the containers' names
+// and images; object.CheckProjection), kinformer only: client-go has no such thing, its
+// nearest is the metadata-only informer.
+func projections() []Scenario {
+	const what = " cached as a projection (metadata, containers' names and images), kinformer only"
+	return []Scenario{
+		{ID: "sync-10k-pods-projection", Title: "Initial sync of 10k pods" + what, Kind: KindSync,
+			Server: podsServer(10000, 0, 0), Runner: runner(KindSync, "pods", 10000, 0, "-projection"), Engines: []string{Kinformer}},
+		{ID: "sync-10k-realistic-pods-projection", Title: "Initial sync of 10k realistic pods" + what, Kind: KindSync,
+			Server: realisticServer(10000, 0, 0), Runner: realisticRunner(KindSync, 10000, 0, "-projection"), Engines: []string{Kinformer}},
+	}
+}
+
 // Full is `make bench-full`: Short's scenarios at their full size, and the large ones;
 // the realistic corpus's scenarios each beside the uniform one it repeats.
 func Full() Plan {
 	p := Short()
 	p.Mode = "full"
+	p.Scenarios = append(p.Scenarios, projections()...)
 	p.Scenarios = append(p.Scenarios,
 		Scenario{ID: "sync-10k-pods-managedfields", Title: "Initial sync of 10k pods, managedFields kept",
 			Kind: KindSync, Server: podsServer(10000, 0, 0), Runner: runner(KindSync, "pods", 10000, 0, "-keep-managed-fields"), Engines: both},

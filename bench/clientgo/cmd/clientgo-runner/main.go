@@ -82,6 +82,9 @@ func (e *engine) Build(ctx context.Context, cfg *measure.Config, handlers []meas
 	e.observer = measure.NewModeObserver(cfg.Resource)
 	rc.Wrap(e.observer.Wrap)
 
+	if cfg.Projection {
+		return errors.New("-projection: kinformer only (client-go has no typed projection)")
+	}
 	if cfg.MetadataOnly {
 		mc, err := metadata.NewForConfig(rc)
 		if err != nil {

@@ -1,0 +1,52 @@
+package object
+
+import (
+	"fmt"
+	"reflect"
+
+	"github.com/kinformer/kinformer/internal/codec"
+)
+
+// A projection is a type of an embedder's own that holds only the members a tool reads,
+// for a cache that weighs only those. Declare the members as the JSON has them, nested
+// structs and slices included, with the metadata in a field (not embedded) and a Meta
+// method:
+//
+//	type PodImages struct {
+//		Metadata object.ObjectMeta `json:"metadata"`
+//		Spec     struct {
+//			Containers []struct {
+//				Image string `json:"image"`
+//			} `json:"containers"`
+//		} `json:"spec"`
+//	}
+//
+//	func (p *PodImages) Meta() *object.ObjectMeta { return &p.Metadata }
+//
+// informer.For[*PodImages] caches pods as PodImages: each decoded straight from the
+// stream by the same tables as the model's types (members it does not hold are skipped,
+// never built), typed (p.Spec.Containers[0].Image), read-only as any cached object.
+// Writing one back with Update would drop what it does not hold, so listwatch refuses
+// it; change the object with Patch, or give each of the projection's structs an
+// Unknown field, which keeps the rest. (ObjectMeta is not embedded because its JSON
+// methods would then be the projection's, and decode the whole object as metadata.)
+
+// CheckProjection says what keeps T from being cached, or nil: T must point to a struct
+// whose metadata member is an ObjectMeta held in a field, not embedded (see above). The
+// model's own types pass; informer.For calls it.
+func CheckProjection[T Object]() error {
+	typ := reflect.TypeFor[T]()
+	if typ.Kind() != reflect.Pointer || typ.Elem().Kind() != reflect.Struct {
+		return fmt.Errorf("%v is not a pointer to a struct", typ)
+	}
+	if codec.Registered(typ.Elem()) {
+		return nil // the model's types embed ObjectMeta, with JSON methods of their own
+	}
+	for i := range typ.Elem().NumField() {
+		if f := typ.Elem().Field(i); f.Anonymous && f.Type == reflect.TypeFor[ObjectMeta]() {
+			return fmt.Errorf("%v embeds object.ObjectMeta: its JSON methods become the type's and would decode the whole object as metadata; "+
+				"hold it in a field (Metadata object.ObjectMeta `json:\"metadata\"`) and give %v a Meta method", typ, typ)
+		}
+	}
+	return nil
+}
