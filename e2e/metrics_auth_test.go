@@ -37,7 +37,7 @@ func TestSecureMetricsDelegateToTheAPIServer(t *testing.T) {
 	_, port, _ := net.SplitHostPort(addr)
 	free.Close()
 	p := startProc(t, "controller-manager", "--kubeconfig", shared.cluster.Kubeconfig, "--controllers", "replicaset",
-		"--bind-address", "127.0.0.1", "--secure-port", port)
+		"--leader-elect=false", "--bind-address", "127.0.0.1", "--secure-port", port)
 	p.out.waitFor(t, "controller-manager: ")
 	if want := "https://" + addr + "/metrics"; !strings.Contains(p.output(), want) {
 		t.Fatalf("no %s in:\n%s", want, p.output())

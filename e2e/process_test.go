@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -71,8 +72,13 @@ var metricsURL = regexp.MustCompile(`http://(127\.0\.0\.1:\d+)/metrics`)
 
 // startManager runs a controller manager with its plain HTTP endpoints on a free port
 // (and no secure port: several managers run at once) and returns it with that address.
+// Without leader election unless args ask for it: the tests run one manager each, and a
+// Lease left held by the one before would make the next a standby.
 func startManager(t *testing.T, args ...string) (*proc, string) {
 	t.Helper()
+	if !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--leader-elect") }) {
+		args = append([]string{"--leader-elect=false"}, args...)
+	}
 	p := startProc(t, append([]string{"controller-manager", "--kubeconfig", shared.cluster.Kubeconfig,
 		"--metrics-addr", "127.0.0.1:0", "--secure-port", "0"}, args...)...)
 	p.out.waitFor(t, "controller-manager: ")

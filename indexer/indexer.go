@@ -491,13 +491,21 @@ func (ix *Indexer[T]) Get(key string) (T, bool) {
 
 // List returns every object, in no particular order.
 func (ix *Indexer[T]) List() []T {
+	objs, _ := ix.Snapshot()
+	return objs
+}
+
+// Snapshot returns every object and LastStoreSyncResourceVersion, read at once: the
+// objects are the server's state at that resourceVersion (for the selection the cache
+// was listed with), which a list at exactly that version can be compared with.
+func (ix *Indexer[T]) Snapshot() ([]T, string) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	out := make([]T, 0, len(ix.items))
 	for _, obj := range ix.items {
 		out = append(out, obj)
 	}
-	return out
+	return out, ix.rv
 }
 
 // ListKeys returns every key, sorted.

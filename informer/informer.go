@@ -135,6 +135,9 @@ type Informer[T object.Object] struct {
 // index named like one the cache has (indexer.NamespaceIndex is built in), an invalid
 // shard.
 func New[T object.Object](lw reflector.ListerWatcher[T], opts Options[T]) (*Informer[T], error) {
+	if err := object.CheckProjection[T](); err != nil {
+		return nil, fmt.Errorf("informer: %w", err)
+	}
 	maps := object.NewMapTable()
 	custom := opts.Transform != nil
 	if !custom {

@@ -413,12 +413,14 @@ func (r *Resource[T]) put(ctx context.Context, obj T, sub string) (T, error) {
 }
 
 // writable refuses to write back a T that does not keep every member it was decoded
-// from (a projection: see object.CheckProjection): put whole, it would drop the others.
+// from (a projection: see object.CheckProjection, codec.Lossless): put whole, it would
+// drop the others.
 // Creating one is no loss: the new object is what its fields say.
 func writable[T any]() error {
 	if typ := reflect.TypeFor[T](); !codec.Lossless(typ) {
 		return fmt.Errorf("listwatch: %v holds only some of the object's members: an Update of it would drop the others; "+
-			"give each of its structs an object.Unknown field to keep them, or change the object with Patch", typ)
+			"change the object with Patch, or Update it as *object.Raw or the model's type, which keep every member "+
+			"(a type with MarshalJSON and UnmarshalJSON of its own that keep them may be written too)", typ)
 	}
 	return nil
 }

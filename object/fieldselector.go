@@ -6,14 +6,18 @@ import (
 )
 
 // CheckFieldSelector checks the syntax of a ?fieldSelector= as the apiserver parses it:
-// terms joined by commas, each a field, an operator (=, == or !=) and a value, which may
-// be empty; a backslash escapes the next byte. Which fields a resource can be selected by
+// terms joined by commas (empty terms are skipped, as the apiserver skips them), each a
+// field, an operator (=, == or !=) and a value, which may be empty; a backslash escapes
+// the next byte. It refuses nothing the apiserver takes. Which fields a resource can be selected by
 // only the server knows: a field it does not have is its 400, not an error here.
 func CheckFieldSelector(s string) error {
 	if strings.TrimSpace(s) == "" {
 		return nil
 	}
 	for term := range splitUnescaped(s, ',') {
+		if term == "" {
+			continue
+		}
 		field, _, ok := cutOperator(term)
 		if !ok {
 			return fmt.Errorf("invalid field selector %q: %q is not field=value, field==value or field!=value", s, term)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -62,8 +63,18 @@ func TestProjectionDecodesAsEncodingJSON(t *testing.T) {
 // which embed it with JSON methods of their own, and a projection that holds it in a
 // field pass.
 func TestCheckProjection(t *testing.T) {
-	if err := CheckProjection[*embedsMeta](); err == nil {
-		t.Error("a projection embedding ObjectMeta passed")
+	for name, tc := range map[string]struct {
+		err  error
+		want string
+	}{
+		"embeds ObjectMeta":   {CheckProjection[*embedsMeta](), "embeds object.ObjectMeta"},
+		"embeds *ObjectMeta":  {CheckProjection[*embedsMetaPointer](), "embeds object.ObjectMeta"},
+		"ObjectMeta itself":   {CheckProjection[*ObjectMeta](), "not an object"},
+		"metadata one deeper": {CheckProjection[*metaDeeper](), "has no field Metadata"},
+	} {
+		if tc.err == nil || !strings.Contains(tc.err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error saying %q", name, tc.err, tc.want)
+		}
 	}
 	for name, err := range map[string]error{"Pod": CheckProjection[*Pod](), "Raw": CheckProjection[*Raw](), "podImages": CheckProjection[*podImages]()} {
 		if err != nil {
@@ -72,6 +83,47 @@ func TestCheckProjection(t *testing.T) {
 	}
 }
 
+type embedsMetaPointer struct {
+	*ObjectMeta `json:"metadata"`
+}
+
+type metaDeeper struct {
+	Outer struct {
+		ObjectMeta `json:"metadata"`
+	} `json:"outer"`
+}
+
+func (m *metaDeeper) Meta() *ObjectMeta { return &m.Outer.ObjectMeta }
+
 type embedsMeta struct {
 	ObjectMeta `json:"metadata"`
+}
+
+// deploymentShape projects a Deployment onto the model's own parts (DeploymentSpec, with
+// its IntOrString) and a Lease's spec (MicroTimes): each keeps its own decoder.
+type deploymentShape struct {
+	Metadata ObjectMeta     `json:"metadata"`
+	Spec     DeploymentSpec `json:"spec"`
+	Lease    *LeaseSpec     `json:"lease,omitempty"`
+}
+
+func (d *deploymentShape) Meta() *ObjectMeta { return &d.Metadata }
+
+func TestProjectionKeepsTheModelsDecoders(t *testing.T) {
+	data := []byte(`{"metadata":{"name":"d"},"spec":{"replicas":3,"strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":"25%","maxUnavailable":1}}},` +
+		`"lease":{"holderIdentity":"me","renewTime":"2026-11-27T10:00:00.123456Z"}}`)
+	var want deploymentShape
+	if err := json.Unmarshal(data, &want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := codec.DecodeUnvalidated[*deploymentShape](data, DecodeOptions{Maps: NewMapTable()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(&want, got, cmp.Comparer(func(a, b Unknown) bool { return a.Equal(b) })); d != "" {
+		t.Errorf("(-encoding/json +codec):\n%s", d)
+	}
+	if got.Spec.Strategy.RollingUpdate == nil || got.Spec.Strategy.RollingUpdate.MaxSurge.String() != "25%" || got.Lease == nil || got.Lease.RenewTime == nil {
+		t.Errorf("decoded %+v", got)
+	}
 }

@@ -55,7 +55,7 @@ func runCache(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if args[0] == "dump" {
 		return dump(s.inf, stdout)
 	}
-	return verify(ctx, s.inf, s.res, t, stdout)
+	return verify(ctx, s.inf, s.res, t, stdout, stderr)
 }
 
 // dump prints the synced cache as sorted JSON lines.
@@ -78,24 +78,29 @@ func (e errDifferences) Error() string {
 	return fmt.Sprintf("%d difference(s) between the cache and the server", int(e))
 }
 
-// verify compares the synced cache with a fresh consistent list. The informer is first
-// given time to reach the list's resourceVersion, so that on a quiet resource any
-// difference is a real one.
-func verify(ctx context.Context, inf *informer.Informer[*object.Raw], res *listwatch.Resource[*object.Raw], t target, out io.Writer) error {
-	server := map[string]cacheEntry{}
-	listRV, err := res.ListAll(ctx, listwatch.ListOptions{LabelSelector: t.selector, FieldSelector: t.fieldSelector, Limit: 500},
-		func(l *object.List[*object.Raw]) error {
-			for _, o := range l.Items {
-				server[object.Key(o)] = entryOf(o)
-			}
-			return nil
-		})
+// verify compares the synced cache with the server. It lists at exactly the cache's
+// resourceVersion, read with the cache's objects at once, so any difference is a real one
+// and nothing is waited for. When the server no longer has that version (compacted: a
+// quiet cache's version can be old), it lists the newest state instead and gives the
+// informer time to reach it, saying so on progress.
+func verify(ctx context.Context, inf *informer.Informer[*object.Raw], res *listwatch.Resource[*object.Raw], t target, out, progress io.Writer) error {
+	opts := listwatch.ListOptions{LabelSelector: t.selector, FieldSelector: t.fieldSelector, Limit: 500}
+	objs, cacheRV := inf.Cache().Snapshot()
+	server, listRV, err := listServer(ctx, res, opts, cacheRV)
+	if object.IsGone(err) || cacheRV == "" {
+		server, listRV, err = listServer(ctx, res, opts, "")
+		if err == nil {
+			fmt.Fprintf(progress, "kinformer: the server no longer has the cache's resourceVersion %q: "+
+				"listed the newest (%s) and waiting up to 5s for the informer to reach it\n", cacheRV, listRV)
+			caughtUp(ctx, inf, listRV)
+			objs = inf.Cache().List()
+		}
+	}
 	if err != nil {
 		return err
 	}
-	caughtUp(ctx, inf, listRV)
 	cache := map[string]cacheEntry{}
-	for _, o := range inf.Cache().List() {
+	for _, o := range objs {
 		cache[object.Key(o)] = entryOf(o)
 	}
 	diffs := differences(server, cache)
@@ -107,6 +112,22 @@ func verify(ctx context.Context, inf *informer.Informer[*object.Raw], res *listw
 		return errDifferences(len(diffs))
 	}
 	return nil
+}
+
+// listServer lists the server's objects at exactly rv ("": the newest state) and returns
+// them with the list's resourceVersion.
+func listServer(ctx context.Context, res *listwatch.Resource[*object.Raw], opts listwatch.ListOptions, rv string) (map[string]cacheEntry, string, error) {
+	if rv != "" {
+		opts.ResourceVersion, opts.ResourceVersionMatch = rv, "Exact"
+	}
+	server := map[string]cacheEntry{}
+	listRV, err := res.ListAll(ctx, opts, func(l *object.List[*object.Raw]) error {
+		for _, o := range l.Items {
+			server[object.Key(o)] = entryOf(o)
+		}
+		return nil
+	})
+	return server, listRV, err
 }
 
 // differences describes, sorted by key, every object missing from the cache, cached but

@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"encoding/hex"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -25,7 +26,7 @@ import (
 
 const controllerManagerUsage = "usage: kinformer controller-manager --kubeconfig FILE [--context NAME] [--controllers " +
 	"replicaset,deployment] [--workers 5] [--resync-period 5m] [--secure-port 10257] [--bind-address 0.0.0.0] " +
-	"[--tls-cert-file FILE --tls-private-key-file FILE] [--metrics-addr 127.0.0.1:10258] [--leader-elect] " +
+	"[--tls-cert-file FILE --tls-private-key-file FILE] [--metrics-addr 127.0.0.1:10258] [--leader-elect=true] " +
 	"[--leader-elect-namespace kube-system] [--leader-elect-id NAME] [--lease-duration 15s] " +
 	"[--renew-deadline 10s] [--retry-period 2s] [--shard-group NAME] [--shard-id ID] [--shard-namespace kube-system] [--handover-timeout 2m0s] " +
 	"[--crash-on-panic] [--memory-limit SIZE] [-v] [--log-level warn]"
@@ -76,7 +77,8 @@ func (f *controllerManagerFlags) parse(args []string, stderr io.Writer) error {
 	fs.StringVar(&f.keyFile, "tls-private-key-file", "", "private key of --tls-cert-file, PEM")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "address of /metrics, /healthz and /readyz over plain HTTP, without authentication, "+
 		"for development (e.g. 127.0.0.1:10258; default: none)")
-	fs.BoolVar(&f.elect, "leader-elect", false, "contend for the "+manager.LeaseName+" Lease before acting")
+	fs.BoolVar(&f.elect, "leader-elect", true, "contend for the "+manager.LeaseName+" Lease before acting, as kube-controller-manager does "+
+		"(off with --shard-group, whose members all act; --leader-elect=false for one manager that acts at once)")
 	fs.StringVar(&f.le.Namespace, "leader-elect-namespace", "kube-system", "namespace of the Lease")
 	fs.StringVar(&f.le.Identity, "leader-elect-id", "", "identity in the Lease (default: hostname and a random suffix)")
 	fs.DurationVar(&f.le.LeaseDuration, "lease-duration", 15*time.Second, "how long a standby waits before taking an unrenewed lease")
@@ -96,6 +98,11 @@ func (f *controllerManagerFlags) parse(args []string, stderr io.Writer) error {
 		return err
 	} else if len(pos) != 0 {
 		return usageError{controllerManagerUsage}
+	}
+	explicitElect := false
+	fs.Visit(func(fl *flag.Flag) { explicitElect = explicitElect || fl.Name == "leader-elect" })
+	if f.shardGroup != "" && !explicitElect {
+		f.elect = false // a shard group's members all act, each in its part
 	}
 	switch {
 	case f.securePort < 0 || f.securePort > 65535:

@@ -18,6 +18,7 @@ func TestHelpAndVersion(t *testing.T) {
 	}{
 		{[]string{"help", "watch"}, 0, "usage: kinformer watch RESOURCE"},
 		{[]string{"help", "cache", "dump"}, 0, "usage: kinformer cache dump RESOURCE"},
+		{[]string{"help", "cache"}, 0, "usage: kinformer cache verify RESOURCE"},
 		{[]string{"watch", "-h"}, 0, ""},
 		{[]string{"version"}, 0, "kinformer "},
 		{[]string{"help"}, 0, "'kinformer version'"},

@@ -69,18 +69,25 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return usageError{fmt.Sprintf("unknown command %q", args[0])}
 }
 
-// helpFor prints the help of the command named by words (help cache dump) on out.
+// helpFor prints on out the help of the commands named by words: one (help cache dump),
+// or each of those it begins (help cache).
 func helpFor(ctx context.Context, words []string, out io.Writer) error {
+	found := false
 	for _, c := range commands() {
-		if name := strings.Fields(c.name); slices.Equal(name, words[:min(len(words), len(name))]) && len(words) == len(name) {
-			err := c.run(ctx, append(slices.Clone(words[1:]), "-h"), out, out)
-			if errors.Is(err, flag.ErrHelp) {
-				return nil
+		if name := strings.Fields(c.name); len(words) <= len(name) && slices.Equal(name[:len(words)], words) {
+			if found {
+				fmt.Fprintln(out)
 			}
-			return err
+			found = true
+			if err := c.run(ctx, append(slices.Clone(name[1:]), "-h"), out, out); !errors.Is(err, flag.ErrHelp) {
+				return err
+			}
 		}
 	}
-	return usageError{fmt.Sprintf("no command %q: run 'kinformer help' for the list", strings.Join(words, " "))}
+	if !found {
+		return usageError{fmt.Sprintf("no command %q: run 'kinformer help' for the list", strings.Join(words, " "))}
+	}
+	return nil
 }
 
 // version is the module's version and the commit it was built from, as the Go build

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -174,73 +175,28 @@ func TestCacheDumpAndVerify(t *testing.T) {
 	if !strings.Contains(vout.String(), "verified 2 objects") {
 		t.Errorf("verify output: %s", vout.String())
 	}
-	_ = sim
-	if err := run(context.Background(), []string{"cache", "list"}, &vout, &errOut); exitCode(err) != 2 {
-		t.Errorf("bad subcommand: %v", err)
-	}
-}
-
-// A sync that takes a while is never silent: the command says what it waits for (the
-// reflector's state and its last error) on stderr, then syncs once the server recovers.
-func TestWatchSaysWhatItWaitsFor(t *testing.T) {
-	leakcheck.Check(t)
-	sim, kc, _ := simPods(t)
-	sim.Faults().FailRequests(1000, 500, 0, func(r *http.Request) bool {
-		return r.URL.Path == "/api/v1/namespaces/default/pods" && r.URL.Query().Get("watch") == ""
+	// Listed at exactly the cache's resourceVersion (nothing to wait for); and when the
+	// server answers that list 410 (the version compacted away), the newest state, with
+	// a word on stderr of what it waits for.
+	exact := func(r *http.Request) bool { return r.URL.Query().Get("resourceVersionMatch") == "Exact" }
+	var exactLists atomic.Int32
+	sim.Faults().FailRequests(1, 0, 0, func(r *http.Request) bool {
+		if exact(r) {
+			exactLists.Add(1)
+		}
+		return false // only watching
 	})
-	ctx, cancel := context.WithCancel(context.Background())
-	var out, errOut logbuf.Buffer
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"watch", "pods", "--kubeconfig", kc}, &out, &errOut) }()
-	waitForOutput(t, &errOut, "kinformer: waiting for default/pods to sync: ")
-	waitForOutput(t, &errOut, "last error: ")
-	if !strings.Contains(errOut.String(), "injected failure") {
-		t.Errorf("the wait does not name the last error:\n%s", errOut.String())
+	vout = logbuf.Buffer{}
+	if err := run(context.Background(), []string{"cache", "verify", "pods", "--kubeconfig", kc}, &vout, &errOut); err != nil || exactLists.Load() == 0 {
+		t.Errorf("verify: %v, %d lists at the cache's exact resourceVersion", err, exactLists.Load())
 	}
-	sim.Faults().FailRequests(0, 0, 0, nil)
-	cancel()
-	if err := <-done; err != nil {
-		t.Errorf("watch ended with %v", err)
+	sim.Faults().FailRequests(1, http.StatusGone, 0, exact)
+	var vout2, errOut2 logbuf.Buffer
+	if err := run(context.Background(), []string{"cache", "verify", "pods", "--kubeconfig", kc}, &vout2, &errOut2); err != nil {
+		t.Fatalf("verify after a 410: %v\n%s", err, vout2.String())
 	}
-}
-
-// The controller manager runs against `kinformer sim` as against a cluster, with leader
-// election too, and stops cleanly on interrupt.
-func TestControllerManagerAgainstSim(t *testing.T) {
-	leakcheck.Check(t)
-	sim, kc := startSim(t, apisim.Options{})
-	c := simtest.KubeconfigClient(t, kc)
-	info, err := c.Discover(context.Background(), "replicasets.apps")
-	if err != nil {
-		t.Fatal(err)
-	}
-	two := int32(2)
-	rs := &object.ReplicaSet{ObjectMeta: object.ObjectMeta{Name: "web"}, Spec: object.ReplicaSetSpec{Replicas: &two,
-		Selector: &object.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
-		Template: object.PodTemplateSpec{ObjectMeta: object.ObjectMeta{Labels: map[string]string{"app": "web"}}, Spec: []byte(`{"containers":[{"name":"c","image":"nginx"}]}`)}}}
-	if _, err := listwatch.For[*object.ReplicaSet](c, info, "default").Create(context.Background(), rs); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var out, errOut logbuf.Buffer
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"controller-manager", "--kubeconfig", kc, "--metrics-addr", "127.0.0.1:0", "--secure-port", "0", "--leader-elect",
-			"--lease-duration", "2s", "--renew-deadline", "1s", "--retry-period", "200ms", "--log-level", "debug"}, &out, &errOut)
-	}()
-	waitForOutput(t, &out, "controller-manager: controllers ")
-	testwait.Eventually(t, 10*time.Second, func() bool {
-		st, _ := listwatch.For[*object.ReplicaSet](c, info, "default").Get(context.Background(), "web")
-		return st != nil && st.Status.Replicas == 2
-	}, "the ReplicaSet was not reconciled:\n%s\n%s", &out, &errOut)
-	// --log-level debug: a line per sync, with its key.
-	testwait.Eventually(t, 10*time.Second, func() bool {
-		return strings.Contains(errOut.String(), `msg=synced controller=replicaset key=default/web`)
-	},
-		"no sync logged at debug level:\n%s", &errOut)
-	cancel()
-	if err := <-done; err != nil {
-		t.Errorf("controller-manager ended with %v", err)
+	if !strings.Contains(vout2.String(), "verified 2 objects") || !strings.Contains(errOut2.String(), "no longer has the cache's resourceVersion") {
+		t.Errorf("verify after a 410:\n%s\n%s", vout2.String(), errOut2.String())
 	}
 	_ = sim
 }

@@ -212,7 +212,10 @@ func waitStarted(ctx context.Context, inf *informer.Informer[*object.Raw], progr
 			return nil
 		}
 		st := inf.Status()
-		if st.LastError != nil && permanent(st.LastError) {
+		// Only an error the reflector backs off from: a streaming list that a server
+		// refuses with a 400 is given up for list+watch, its reason left in LastError
+		// while the list that follows runs.
+		if st.LastError != nil && st.State == reflector.StateBackingOff && permanent(st.LastError) {
 			return st.LastError
 		}
 		now := time.Now()

@@ -49,8 +49,8 @@ type MapTable struct {
 	mu         sync.Mutex
 	registries map[*registry]*registry
 	// projections are the registries of the projections this table's cache decodes,
-	// by type (see projection.go).
-	projections map[reflect.Type]*registry
+	// by type, nil for a type that is none (see projection.go).
+	projections sync.Map
 }
 
 const (
@@ -63,8 +63,7 @@ const (
 
 // NewMapTable returns an empty table.
 func NewMapTable() *MapTable {
-	return &MapTable{seed: maphash.MakeSeed(), parts: newParts(), registries: map[*registry]*registry{},
-		projections: map[reflect.Type]*registry{}}
+	return &MapTable{seed: maphash.MakeSeed(), parts: newParts(), registries: map[*registry]*registry{}}
 }
 
 // Share returns the table's map equal to m if it has one; otherwise it records m and

@@ -1,16 +1,18 @@
 package codec
 
 import (
+	"encoding/json"
 	"reflect"
 	"slices"
+	"strings"
 )
 
 // A projection is a type an embedder declares with only the members they read, such as
 // a pod's name, labels and container images:
 //
 //	type PodImages struct {
-//		object.ObjectMeta `json:"metadata"`
-//		Spec struct {
+//		Metadata object.ObjectMeta `json:"metadata"`
+//		Spec     struct {
 //			Containers []struct {
 //				Image string `json:"image"`
 //			} `json:"containers"`
@@ -24,32 +26,75 @@ import (
 // registered per MapTable, on first use, for the cache that decodes it; without a table
 // (json.Unmarshal) it is decoded by encoding/json, with the same result.
 
-// projection returns the registry that decodes typ, a struct with the schema's metadata
-// member, as a projection; nil for any other type. It is built once per table.
+// projection returns the registry that decodes typ as a projection, built once per
+// table; nil when typ is no projection the tables decode as encoding/json would (then
+// encoding/json decodes it). Decoders look it up for every object: a sync.Map read.
 func (t *MapTable) projection(base *registry, typ reflect.Type) *registry {
-	if base == nil || typ.Kind() != reflect.Struct {
+	if r, ok := t.projections.Load(typ); ok {
+		return r.(*registry)
+	}
+	r, _ := t.projections.LoadOrStore(typ, buildProjection(base, typ))
+	return r.(*registry)
+}
+
+// buildProjection is projection's registry, or nil. typ must be a struct holding the
+// schema's metadata in a field of the metadata member's name, with no JSON methods of
+// its own; the structs it reaches, but for the schema's own types, text types and types
+// with their own UnmarshalJSON (decoded as they say), are decoded as Direct ones, and
+// must be structs whose members encoding/json finds as the tables do: no embedded
+// pointer or unexported struct, no two fields of one member name.
+func buildProjection(base *registry, typ reflect.Type) *registry {
+	if base == nil || typ.Kind() != reflect.Struct || reflect.PointerTo(typ).Implements(unmarshalerType) {
 		return nil
 	}
 	md := base.schema.Metadata
-	if f, ok := fieldNamed(typ, md.Member); !ok || f.Type != md.Type {
+	if f, ok := fieldNamed(typ, md.Member); !ok || f.Type != md.Type || f.Anonymous {
 		return nil
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if r, ok := t.projections[typ]; ok {
-		return r
 	}
 	s := *base.schema
 	s.Types = []reflect.Type{typ}
 	s.Direct = slices.Clone(s.Direct)
-	for _, st := range structsOf(typ, s.Unknown) {
-		if !slices.Contains(s.Direct, st) && !keepsUnknown(st, s.Unknown) && st != md.Type {
+	for _, st := range structsOf(typ, func(t reflect.Type) bool { return ownDecoder(base, t) }) {
+		if !plainStruct(st) {
+			return nil
+		}
+		if !keepsUnknown(st, s.Unknown) && !slices.Contains(s.Direct, st) {
 			s.Direct = append(s.Direct, st)
 		}
 	}
-	r := newRegistry(&s) // registryFor gives it the table's parts, as to the schema's own
-	t.projections[typ] = r
-	return r
+	return newRegistry(&s) // registryFor gives it the table's parts, as to the schema's own
+}
+
+// ownDecoder reports whether values of t decode without a projection's help: the
+// schema's own types and text types, and types with their own UnmarshalJSON.
+func ownDecoder(r *registry, t reflect.Type) bool {
+	_, table := r.tables[t]
+	_, text := r.text[t]
+	return table || text || t == r.schema.Unknown || reflect.PointerTo(t).Implements(unmarshalerType)
+}
+
+// plainStruct reports whether the tables find st's members as encoding/json does: no
+// embedded pointer or unexported struct, and no two fields claiming one member.
+func plainStruct(st reflect.Type) bool {
+	names := map[string]bool{}
+	for i := range st.NumField() {
+		f := st.Field(i)
+		if f.Anonymous && (f.Type.Kind() == reflect.Pointer || !f.IsExported()) {
+			return false
+		}
+		name := jsonName(f)
+		if name == "" {
+			if f.Anonymous && f.Type.Kind() == reflect.Struct {
+				return false // flattened members: leave their precedence to encoding/json
+			}
+			continue
+		}
+		if names[strings.ToLower(name)] {
+			return false
+		}
+		names[strings.ToLower(name)] = true
+	}
+	return true
 }
 
 // Registered reports whether typ is one of the schema's own types (given to Register, or
@@ -62,46 +107,32 @@ func Registered(typ reflect.Type) bool {
 	return ok
 }
 
-// Lossless reports whether values of typ keep every member they are decoded from, so
-// that writing one back drops nothing: the schema's own types do, and so does a type
-// each of whose structs has an Unknown field. A projection that leaves members out does
-// not.
+// Lossless reports whether writing a value of typ back drops nothing it was decoded
+// from: the schema's own types keep every member, and so may a type with JSON methods of
+// its own (its author's to say). Any other type of an embedder's (a projection) holds
+// only what its fields name.
 func Lossless(typ reflect.Type) bool {
 	for typ.Kind() == reflect.Pointer {
 		typ = typ.Elem()
 	}
-	if registered == nil || typ.Kind() != reflect.Struct {
+	if typ.Kind() != reflect.Struct || Registered(typ) {
 		return true
 	}
-	if _, ok := registered.tables[typ]; ok {
-		return true
-	}
-	for _, st := range structsOf(typ, registered.schema.Unknown) {
-		if _, own := registered.tables[st]; !own && !keepsUnknown(st, registered.schema.Unknown) {
-			return false
-		}
-	}
-	return true
+	p := reflect.PointerTo(typ)
+	return p.Implements(unmarshalerType) && p.Implements(reflect.TypeFor[json.Marshaler]())
 }
 
 // structsOf returns typ and the structs its fields reach (through pointers, slices,
-// arrays and map values), each once; it does not look into unknown.
-func structsOf(typ, unknown reflect.Type) []reflect.Type {
+// arrays and map values), each once, but not those stop says to leave, nor what they
+// reach.
+func structsOf(typ reflect.Type, stop func(reflect.Type) bool) []reflect.Type {
 	var out []reflect.Type
 	var walk func(t reflect.Type)
 	walk = func(t reflect.Type) {
-		for {
-			switch t.Kind() {
-			case reflect.Pointer, reflect.Slice, reflect.Array:
-				t = t.Elem()
-				continue
-			case reflect.Map:
-				t = t.Elem()
-				continue
-			}
-			break
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
+			t = t.Elem()
 		}
-		if t.Kind() != reflect.Struct || t == unknown || slices.Contains(out, t) {
+		if t.Kind() != reflect.Struct || stop(t) || slices.Contains(out, t) {
 			return
 		}
 		out = append(out, t)

@@ -34,11 +34,57 @@ func TestProjectionIsDecodedByTables(t *testing.T) {
 	if d := cmp.Diff(want, got, cmp.AllowUnexported(unknown{}), cmp.Comparer(func(a, b Members) bool { return a.Equal(b) })); d != "" {
 		t.Errorf("decoded (-want +got):\n%s", d)
 	}
-	if _, ok := tab.projections[reflect.TypeFor[testImages]()]; !ok {
+	if r, ok := tab.projections.Load(reflect.TypeFor[testImages]()); !ok || r.(*registry) == nil {
 		t.Error("no projection registry in the table: decoded by encoding/json")
 	}
 	type noMeta struct{ Kind string }
 	if r := tab.projection(testRegistry, reflect.TypeFor[noMeta]()); r != nil {
 		t.Error("a type without metadata made a projection")
+	}
+}
+
+// defaulted has an UnmarshalJSON of its own, which a projection's decoder must call.
+type defaulted struct{ V string }
+
+func (d *defaulted) UnmarshalJSON(b []byte) error {
+	d.V = "default"
+	if string(b) != `""` {
+		d.V = string(b)
+	}
+	return nil
+}
+
+type Inner struct{ Type string }
+
+// Types the tables would decode otherwise than encoding/json are no projection (decoded
+// by encoding/json) or keep their own decoders: a field with an UnmarshalJSON of its own,
+// an embedded pointer, two fields of one member.
+func TestProjectionLeavesWhatTablesWouldDecodeOtherwise(t *testing.T) {
+	tab := NewMapTable()
+	type withOwn struct {
+		Metadata testMeta  `json:"metadata"`
+		Kind     defaulted `json:"kind"`
+	}
+	got, err := decodeUnvalidated[*withOwn](testRegistry, []byte(`{"kind":"","metadata":{"name":"a"}}`), Options{Maps: tab})
+	if err != nil || got.Kind.V != "default" || got.Metadata.Name != "a" {
+		t.Errorf("a field with its own UnmarshalJSON: %+v, %v", got, err)
+	}
+	type embedsPointer struct {
+		Metadata testMeta `json:"metadata"`
+		*Inner
+	}
+	type twoOfOne struct {
+		Metadata testMeta `json:"metadata"`
+		A        string   `json:"kind"`
+		B        string   `json:"Kind"`
+	}
+	for _, typ := range []reflect.Type{reflect.TypeFor[embedsPointer](), reflect.TypeFor[twoOfOne]()} {
+		if r := tab.projection(testRegistry, typ); r != nil {
+			t.Errorf("%v made a projection", typ)
+		}
+	}
+	got2, err := decodeUnvalidated[*embedsPointer](testRegistry, []byte(`{"metadata":{"name":"b"},"Type":"x"}`), Options{Maps: tab})
+	if err != nil || got2.Inner == nil || got2.Type != "x" {
+		t.Errorf("an embedded pointer, decoded by encoding/json: %+v, %v", got2, err)
 	}
 }
