@@ -117,7 +117,13 @@ func TestRunsControllersAndServesEndpoints(t *testing.T) {
 	if code, body := get(t, r.m.Addr(), "/healthz"); code != 200 {
 		t.Errorf("/healthz: %d %s", code, body)
 	}
-	_, metrics := get(t, r.m.Addr(), "/metrics")
+	// The sync that created the pods is observed once it returns, which may be just
+	// after the third pod shows: wait for it.
+	var metrics string
+	testwait.Eventually(t, 5*time.Second, func() bool {
+		_, metrics = get(t, r.m.Addr(), "/metrics")
+		return strings.Contains(metrics, `kinformer_controller_sync_duration_seconds_count{controller="replicaset"}`)
+	}, "no sync observed in /metrics")
 	for _, want := range []string{
 		`workqueue_adds_total{name="replicaset"}`,
 		`workqueue_depth{name="replicaset"}`,
