@@ -20,18 +20,29 @@ func podJSON(name string) string {
 	return fmt.Sprintf(`{"metadata":{"name":%q,"namespace":"ns","resourceVersion":"5"}}`, name)
 }
 
+// servedDiscovery answers r if it is a discovery request, as an apiserver with only pods
+// would, and says whether it did; any answer is JSON.
+func servedDiscovery(w http.ResponseWriter, r *http.Request) bool {
+	w.Header().Set("Content-Type", "application/json")
+	switch r.URL.Path {
+	case "/api":
+		w.Write([]byte(`{"versions":["v1"]}`))
+	case "/apis":
+		w.Write([]byte(`{"groups":[]}`))
+	case "/api/v1":
+		w.Write([]byte(`{"resources":[{"name":"pods","namespaced":true,"kind":"Pod"}]}`))
+	default:
+		return false
+	}
+	return true
+}
+
 // pagedServer serves a list of two pages (the first with the continue token "p2") and
 // watches that wait for the client to go. first writes the first page; second the second.
 func pagedServer(t *testing.T, first, second func(w http.ResponseWriter, r *http.Request)) *listwatch.Resource[*object.Pod] {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
 		switch {
-		case r.URL.Path == "/api":
-			w.Write([]byte(`{"versions":["v1"]}`))
-		case r.URL.Path == "/apis":
-			w.Write([]byte(`{"groups":[]}`))
-		case r.URL.Path == "/api/v1":
-			w.Write([]byte(`{"resources":[{"name":"pods","namespaced":true,"kind":"Pod"}]}`))
+		case servedDiscovery(w, r):
 		case r.URL.Query().Get("watch") == "1":
 			w.WriteHeader(http.StatusOK)
 			w.(http.Flusher).Flush()

@@ -88,14 +88,8 @@ func TestShortWatchIsAFailure(t *testing.T) {
 	leakcheck.Check(t)
 	var watches atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
 		switch {
-		case r.URL.Path == "/api":
-			w.Write([]byte(`{"versions":["v1"]}`))
-		case r.URL.Path == "/apis":
-			w.Write([]byte(`{"groups":[]}`))
-		case r.URL.Path == "/api/v1":
-			w.Write([]byte(`{"resources":[{"name":"pods","namespaced":true,"kind":"Pod"}]}`))
+		case servedDiscovery(w, r):
 		case r.URL.Query().Get("watch") == "1":
 			watches.Add(1) // 200 with an empty body: the stream ends at once
 		default:
