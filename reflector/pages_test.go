@@ -106,15 +106,19 @@ func TestNextPageIsAskedForWhileThisOneArrives(t *testing.T) {
 // stored.
 func TestThePageAheadOfAFailedOneIsCancelled(t *testing.T) {
 	leakcheck.Check(t)
-	cancelled := make(chan struct{})
+	cancelled, asked := make(chan struct{}), make(chan struct{})
 	lw := pagedServer(t,
 		func(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprint(w, `{"kind":"PodList","metadata":{"resourceVersion":"5","continue":"p2"},"items":[`)
 			w.(http.Flusher).Flush()
-			time.Sleep(50 * time.Millisecond) // let the second page's request go out
+			select { // the second page's request is out (else the test fails below)
+			case <-asked:
+			case <-time.After(10 * time.Second):
+			}
 			fmt.Fprint(w, `{"metadata":nonsense}]}`)
 		},
 		func(w http.ResponseWriter, r *http.Request) {
+			close(asked)
 			w.WriteHeader(http.StatusOK)
 			w.(http.Flusher).Flush()
 			<-r.Context().Done()

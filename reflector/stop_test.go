@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kinformer/kinformer/clock"
 	"github.com/kinformer/kinformer/internal/testrig/leakcheck"
 	"github.com/kinformer/kinformer/internal/testrig/logbuf"
 	"github.com/kinformer/kinformer/internal/testrig/testwait"
@@ -28,12 +29,13 @@ func TestStoppingIsQuiet(t *testing.T) {
 		func(w http.ResponseWriter, r *http.Request) {})
 	var logs logbuf.Buffer
 	store := &stateStore{}
-	r := reflector.New[*object.Pod](lw, store, reflector.Options{Logger: logs.Logger(slog.LevelDebug)})
+	fake := clock.NewFake(time.Now())
+	r := reflector.New[*object.Pod](lw, store, reflector.Options{Logger: logs.Logger(slog.LevelDebug), Clock: fake})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); r.Run(ctx) }()
 	testwait.Eventually(t, 10*time.Second, func() bool { return r.Status().State == reflector.StateWatching }, "watching")
-	time.Sleep(1100 * time.Millisecond) // past healthyStream: a broken watch would be logged at Info
+	fake.Step(2 * time.Second) // past healthyStream: a watch broken now would be logged at Info
 	cancel()
 	<-done
 	if strings.Contains(logs.String(), "watch broke") || strings.Contains(logs.String(), "backing off") {
