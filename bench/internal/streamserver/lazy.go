@@ -97,13 +97,18 @@ func newHoleyTemplate(o obj) holeyTemplate {
 func (t *holeyTemplate) size(nsLen, rvLen int) int { return t.fixed + nsLen + rvLen }
 
 func (t *holeyTemplate) write(w *bufio.Writer, v *[numHoles][]byte) {
+	writeFilled(w, t.buf, t.at, t.kinds, v[:])
+}
+
+// writeFilled writes a template, buf, with the value of kind kinds[i] at offset at[i].
+func writeFilled(w *bufio.Writer, buf []byte, at []int, kinds []hole, values [][]byte) {
 	prev := 0
-	for i, at := range t.at {
-		w.Write(t.buf[prev:at])
-		w.Write(v[t.kinds[i]])
-		prev = at
+	for i, off := range at {
+		w.Write(buf[prev:off])
+		w.Write(values[kinds[i]])
+		prev = off
 	}
-	w.Write(t.buf[prev:])
+	w.Write(buf[prev:])
 }
 
 // appendTo is write for a byte slice (get, tests).

@@ -88,15 +88,7 @@ func (t *rTemplate) size(v *rValues) int {
 	return n
 }
 
-func (t *rTemplate) write(w *bufio.Writer, v *rValues) {
-	prev := 0
-	for i, at := range t.at {
-		w.Write(t.buf[prev:at])
-		w.Write(v[t.kinds[i]])
-		prev = at
-	}
-	w.Write(t.buf[prev:])
-}
+func (t *rTemplate) write(w *bufio.Writer, v *rValues) { writeFilled(w, t.buf, t.at, t.kinds, v[:]) }
 
 // appendTo is write for a byte slice (get, tests).
 func (t *rTemplate) appendTo(b []byte, v *rValues) []byte {
