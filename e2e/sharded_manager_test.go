@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -162,9 +163,41 @@ spec:
 // rollout waits for the Deployment of ns to roll out.
 func (e *shardEnv) rollout(t *testing.T, ns string) {
 	t.Helper()
-	if out := e.kubectl(t, "", "rollout", "status", "-n", ns, "deployment/web", "--timeout=90s"); !strings.Contains(out, "successfully rolled out") {
-		t.Fatalf("rollout status in %s: %s", ns, out)
+	out, err := e.kubectlErr("", "rollout", "status", "-n", ns, "deployment/web", "--timeout=90s")
+	if err != nil || !strings.Contains(out, "successfully rolled out") {
+		t.Logf("the server's view of %s: %s", ns, e.serverView(ns))
+		t.Fatalf("kubectl rollout status -n %s deployment/web: %v\n%s", ns, err, out)
 	}
+}
+
+// serverView says what the apiserver holds of ns's Deployments, read from etcd and from
+// its watch cache, and its watch cache's own metrics: when no member sees an object, it
+// tells whether the server's cache had it.
+func (e *shardEnv) serverView(ns string) string {
+	var b strings.Builder
+	for _, rv := range []string{"", "0"} {
+		out, err := e.kubectlErr("", "get", "--raw", "/apis/apps/v1/namespaces/"+ns+"/deployments?resourceVersion="+rv)
+		var list struct {
+			Metadata struct {
+				ResourceVersion string `json:"resourceVersion"`
+			} `json:"metadata"`
+			Items []json.RawMessage `json:"items"`
+		}
+		if err == nil {
+			err = json.Unmarshal([]byte(out), &list)
+		}
+		fmt.Fprintf(&b, "\nlist with resourceVersion=%q: %d items at %s (err %v)", rv, len(list.Items), list.Metadata.ResourceVersion, err)
+	}
+	out, err := e.kubectlErr("", "get", "--raw", "/metrics")
+	if err != nil {
+		return b.String() + "\n/metrics: " + err.Error()
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "apiserver_watch") && strings.Contains(l, "deployments") {
+			b.WriteString("\n" + l)
+		}
+	}
+	return b.String()
 }
 
 // shards runs `kinformer shards` on the group and returns its output and exit code.
@@ -215,7 +248,7 @@ func (m *shardManager) dump(t *testing.T) {
 	ms := m.metrics()
 	var lines []string
 	for k, v := range ms {
-		for _, p := range []string{"kinformer_informer_cached_objects", "kinformer_informer_listed_objects_total", "kinformer_reflector_",
+		for _, p := range []string{"kinformer_informer_cached_objects", "kinformer_informer_shard_fraction", "kinformer_informer_listed_objects_total", "kinformer_reflector_",
 			"kinformer_informer_handler_buffer_depth", "workqueue_depth", "workqueue_adds_total", "workqueue_retries_total", "shardgroup_"} {
 			if strings.HasPrefix(k, p) && !strings.Contains(k, "_bucket{") {
 				lines = append(lines, k+" "+v)
@@ -400,9 +433,18 @@ func (e *shardEnv) waitSettled(t *testing.T, live []string, managers map[string]
 				return false
 			}
 			// Its Lease lists what it acquires too: it must act on all of it.
-			if got, want := number(ms, "shardgroup_acting_fraction"), st.byID[id].Acting.Fraction(); math.Abs(got-want) > 1e-12 {
-				why = fmt.Sprintf("%s's Lease claims %.6g of the space, it acts on %.6g", id, want, got)
+			acting := st.byID[id].Acting.Fraction()
+			if got := number(ms, "shardgroup_acting_fraction"); math.Abs(got-acting) > 1e-12 {
+				why = fmt.Sprintf("%s's Lease claims %.6g of the space, it acts on %.6g", id, acting, got)
 				return false
+			}
+			// And its informers hold what it acts on (a member acting on more than it
+			// watches never reconciles the rest).
+			for _, name := range []string{"deployments.apps", "replicasets.apps", "pods"} {
+				if got := number(ms, "kinformer_informer_shard_fraction", `name="`+name+`"`); acting > 0 && math.Abs(got-acting) > 1e-12 {
+					why = fmt.Sprintf("%s acts on %.6g of the space, its %s informer's shard selects %.6g", id, acting, name, got)
+					return false
+				}
 			}
 		}
 		return true

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/reflector"
+	"github.com/kinformer/kinformer/shard"
 )
 
 // Metrics exports informers to Prometheus, on a registry the caller supplies:
@@ -45,6 +46,7 @@ type Metrics struct {
 	listed                  *prometheus.CounterVec
 	depth, lag, coalesced   *prometheus.Desc
 	cached                  *prometheus.Desc
+	shardFraction           *prometheus.Desc
 
 	mu        sync.Mutex
 	informers map[string]handlerStats
@@ -53,6 +55,8 @@ type Metrics struct {
 type handlerStats interface {
 	handlerStats() []handlerStat // read on the informer's own clock
 	cachedObjects() int
+	// shardFraction is the part of the hash space the shard selects; false without one.
+	shardFraction() (float64, bool)
 }
 
 type handlerStat struct {
@@ -87,6 +91,9 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		lag:       prometheus.NewDesc("kinformer_informer_handler_lag_seconds", "Age of the oldest notification waiting for a handler.", []string{"name", "handler"}, nil),
 		coalesced: prometheus.NewDesc("kinformer_informer_handler_coalesced_total", "Notifications merged because a handler's buffer was full.", []string{"name", "handler"}, nil),
 		cached:    prometheus.NewDesc("kinformer_informer_cached_objects", "Objects in the informer's cache.", []string{"name"}, nil),
+		shardFraction: prometheus.NewDesc("kinformer_informer_shard_fraction",
+			"The part of the hash space the informer's shard selects (absent without a shard): what its cache holds once synced. "+
+				"A sharded manager's informers select at least what its member acts on (shardgroup_acting_fraction).", []string{"name"}, nil),
 		informers: map[string]handlerStats{},
 	}
 	for _, c := range []prometheus.Collector{m.lists, m.watches, m.relists, m.events, m.lastRV, m.storeErrors, m.panics, m.mutations,
@@ -105,6 +112,7 @@ func (c *handlerCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.lag
 	ch <- c.coalesced
 	ch <- c.cached
+	ch <- c.shardFraction
 }
 
 func (c *handlerCollector) Collect(ch chan<- prometheus.Metric) {
@@ -112,6 +120,9 @@ func (c *handlerCollector) Collect(ch chan<- prometheus.Metric) {
 	defer c.mu.Unlock()
 	for name, inf := range c.informers {
 		ch <- prometheus.MustNewConstMetric(c.cached, prometheus.GaugeValue, float64(inf.cachedObjects()), name)
+		if f, ok := inf.shardFraction(); ok {
+			ch <- prometheus.MustNewConstMetric(c.shardFraction, prometheus.GaugeValue, f, name)
+		}
 		for _, h := range inf.handlerStats() {
 			ch <- prometheus.MustNewConstMetric(c.depth, prometheus.GaugeValue, float64(h.depth), name, h.name)
 			ch <- prometheus.MustNewConstMetric(c.lag, prometheus.GaugeValue, h.lag.Seconds(), name, h.name)
@@ -192,6 +203,14 @@ func (im *informerMetrics) ResourceVersion(rv string) {
 }
 
 func (inf *Informer[T]) cachedObjects() int { return inf.Cache().Len() }
+
+func (inf *Informer[T]) shardFraction() (float64, bool) {
+	sel := inf.reflector.Shard()
+	if sel.IsZero() {
+		return 0, false
+	}
+	return shard.SetOf(sel.Ranges...).Fraction(), true
+}
 
 func (inf *Informer[T]) handlerStats() []handlerStat {
 	now := inf.clock.Now()

@@ -186,6 +186,9 @@ func TestShardedInformerCachesTheShard(t *testing.T) {
 			e.relistAfterGone(t, inf)
 			check("after a relist")
 
+			if got, want := metric(t, reg, "kinformer_informer_shard_fraction", map[string]string{"name": "pods"}), shard.SetOf(lowerNamespaces.Ranges...).Fraction(); got != want {
+				t.Errorf("kinformer_informer_shard_fraction = %v, want the shard's %v", got, want)
+			}
 			onClient := metric(t, reg, "kinformer_informer_shard_filtered_on_client", map[string]string{"name": "pods"})
 			dropped := metric(t, reg, "kinformer_informer_shard_dropped_total", map[string]string{"name": "pods"})
 			warnings := strings.Count(logs.String(), "level=WARN msg=\"the server does not filter by shard")

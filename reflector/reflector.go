@@ -358,6 +358,11 @@ func (r *Reflector[T]) Status() Status {
 // LastSyncResourceVersion returns the newest resourceVersion the reflector has seen.
 func (r *Reflector[T]) LastSyncResourceVersion() string { return r.Status().LastSyncResourceVersion }
 
+// Shard is the reflector's current shard (Options.Shard, or the last SetShard's): what
+// its requests ask for and its filter lets through from the moment SetShard returned.
+// The zero Selector is no shard.
+func (r *Reflector[T]) Shard() shard.Selector { return r.shard.Load().sel }
+
 func (r *Reflector[T]) update(f func(*Status)) {
 	r.mu.Lock()
 	old := r.status

@@ -43,6 +43,13 @@ type sharded struct {
 	gate   *controllers.Gate
 
 	mu sync.Mutex
+	// cached is what the informers are to hold: every part acquired and not released
+	// since. The member's Status is no measure of it: it is published after the member's
+	// round, so an Acquire that follows another in the same round would read it without
+	// the part the first one took, and shrink the caches under the member's feet (seen
+	// from outside: a member acting on a namespace its informers no longer watched).
+	// The callbacks run one at a time, each after the previous one returned.
+	cached shard.Set
 	// started: the informers run (they start with the first part acquired, so that they
 	// never list the whole cluster).
 	started bool
@@ -80,12 +87,14 @@ func (s *sharded) reshard(part shard.Set) (<-chan struct{}, error) {
 	if !ok {
 		// Nothing to hold. An empty selector would select everything: keep the last
 		// part's caches instead (nothing acts on them) until a part comes again.
+		s.cached = shard.Set{}
 		return closed(), nil
 	}
 	applied, err := s.m.factory.SetShard(sel)
 	if err != nil {
 		return nil, err
 	}
+	s.cached = part
 	if !s.started {
 		s.m.factory.Start(s.runCtx)
 		s.started = true
@@ -104,10 +113,10 @@ func closed() <-chan struct{} {
 // ctx ends at the hand-over's bound: a cache that cannot sync by then (a part too large
 // to list, a server refusing) fails the acquisition, and the caches shrink back.
 func (s *sharded) acquire(ctx context.Context, part shard.Set) error {
-	// What the member acts on, not what the caches happen to hold: a part cached since
-	// the member gave it up (a member that gave everything up keeps its last caches, see
+	// What the caches are to hold, not what they happen to hold: a part cached since the
+	// member gave it up (a member that gave everything up keeps its last caches, see
 	// reshard) is dropped now.
-	before := s.member.Status().Acting
+	before := s.held()
 	applied, err := s.reshard(before.Union(part))
 	if err == nil {
 		select {
@@ -165,9 +174,16 @@ func (s *sharded) release(ctx context.Context, part shard.Set) error {
 			f.Forget(part.Has)
 		}
 	}
-	// The member acts on part no more: what it acts on is what the caches keep.
-	_, err := s.reshard(s.member.Status().Acting.Minus(part))
+	// The member acts on part no more: the caches drop it.
+	_, err := s.reshard(s.held().Minus(part))
 	return err
+}
+
+// held is what the informers are to hold (see cached).
+func (s *sharded) held() shard.Set {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cached
 }
 
 // load counts the objects in the informers' caches by namespace, each informer once:

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/kinformer/kinformer/informer"
 	"github.com/kinformer/kinformer/internal/testrig/leakcheck"
 	"github.com/kinformer/kinformer/internal/testrig/testwait"
@@ -152,4 +154,56 @@ func TestShardedManagersSplitTheNamespaces(t *testing.T) {
 		}
 		return 2
 	})
+}
+
+// Two Acquires in a row make the caches hold both parts. The member publishes what it
+// acts on after its round, so the second Acquire of a round cannot learn the first one's
+// part from it: here the member never runs and its Status says it acts on nothing, as
+// it said in that round. (Seen from outside: a member joining a group of three took two
+// parts in one round, acted on both and watched only the second.)
+func TestAcquiresInARowCacheBothParts(t *testing.T) {
+	leakcheck.Check(t)
+	f := newFixture(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	m, err := New(ctx, shardedOptions(f.c, "a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.factory.Shutdown()
+	s := m.shards
+	s.runCtx = ctx
+
+	rsInfo, _ := f.c.Discover(ctx, "replicasets.apps")
+	names := []string{"alpha", "bravo", "charlie", "delta"}
+	for _, ns := range names {
+		replicas := int32(1)
+		rs := &object.ReplicaSet{ObjectMeta: object.ObjectMeta{Name: "web"},
+			Spec: object.ReplicaSetSpec{Replicas: &replicas, Selector: &object.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}
+		if _, err := listwatch.For[*object.ReplicaSet](f.c, rsInfo, ns).Create(ctx, rs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	point := func(ns string) shard.Set {
+		h := shard.Hash(ns)
+		return shard.SetOf(shard.Range{First: h, Last: h})
+	}
+	first := point("alpha").Union(point("bravo"))
+	second := point("charlie")
+	for _, part := range []shard.Set{first, second} {
+		if err := s.acquire(ctx, part); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[string]bool{"alpha": true, "bravo": true, "charlie": true}
+	testwait.Eventually(t, 10*time.Second, func() bool { return cmp.Equal(cachedNamespaces(t, m), want) },
+		"cached namespaces after two Acquires: %v", testwait.Lazy(func() any { return cmp.Diff(want, cachedNamespaces(t, m)) }))
+
+	// A Release drops only its own part.
+	if err := s.release(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	want = map[string]bool{"charlie": true}
+	testwait.Eventually(t, 10*time.Second, func() bool { return cmp.Equal(cachedNamespaces(t, m), want) },
+		"cached namespaces after releasing the first part: %v", testwait.Lazy(func() any { return cmp.Diff(want, cachedNamespaces(t, m)) }))
 }
