@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/kinformer/kinformer/clock"
 	"github.com/kinformer/kinformer/internal/testrig/testwait"
 	"github.com/kinformer/kinformer/listwatch"
+	"github.com/kinformer/kinformer/object"
 	"github.com/kinformer/kinformer/reflector"
 	"github.com/kinformer/kinformer/shard"
 )
@@ -173,10 +175,24 @@ func TestSetShardGrowthRelistsWhenTheWatchCannotResume(t *testing.T) {
 	store := newGuardStore()
 	r := f.run(t, store, reflector.Options{Name: "pods", Shard: lowerQuarter})
 	following(t, r, book.rv())
-	// Pods outside the quarter: the server sends no event of them, and the store stays at
-	// its resourceVersion, which the compaction then takes away.
+	// The watch has reached the server: one that came after the compaction below would
+	// meet its 410 before the SetShard, and the store would be relisted past at.
+	listed := r.LastSyncResourceVersion()
+	testwait.Eventually(t, 10*time.Second, func() bool {
+		_, watches := splitRequests(f.log.snapshot())
+		return slices.ContainsFunc(watches, func(q url.Values) bool { return q.Get("resourceVersion") == listed })
+	}, "waiting for the watch from %s", listed)
+	// A pod in the half and not the quarter: the server sends no event of it, and the
+	// store stays at the resourceVersion of the newest pod in the quarter (createIn's
+	// misses may land there), which the compaction then takes away.
 	book.createIn(t, f, partOf(lowerHalf, lowerQuarter), "gained")
-	at := r.LastSyncResourceVersion()
+	at := listed
+	if quarter := book.selected(lowerQuarter); len(quarter) > 0 {
+		if c, err := object.CompareResourceVersion(book.newest(quarter), at); err == nil && c > 0 {
+			at = book.newest(quarter)
+		}
+	}
+	following(t, r, at)
 	f.sim.Compact()
 	mark := len(f.log.snapshot())
 	done, err := r.SetShard(lowerHalf)

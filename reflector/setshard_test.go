@@ -101,6 +101,19 @@ func (b *podBook) selectedAt(sel shard.Selector, rv string) []string {
 	return out
 }
 
+// newest is the newest resourceVersion the pods names were created at.
+func (b *podBook) newest(names []string) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := ""
+	for _, n := range names {
+		if c, err := object.CompareResourceVersion(b.rvs[n], out); out == "" || err == nil && c > 0 {
+			out = b.rvs[n]
+		}
+	}
+	return out
+}
+
 func (b *podBook) rv() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
