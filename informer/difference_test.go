@@ -74,6 +74,10 @@ func testSetShardCostsTheDifference(t *testing.T, from, to shard.Selector, ignor
 		return metric(t, reg, "kinformer_reflector_lists_total", pods), metric(t, reg, "kinformer_informer_listed_objects_total", pods)
 	}
 	lists0, listed0 := count()
+	// What the handler heard so far is counted once it has heard the whole cache: the
+	// initial adds may still be on their way to it when the cache has them.
+	testwait.Eventually(t, 10*time.Second, func() bool { return cmp.Equal(cacheState(inf), rec.snapshot()) },
+		"the handler's view never matched the cache before SetShard")
 	before := map[string]int{}
 	for _, k := range e.keys {
 		before[k] = len(rec.linesFor(k))
