@@ -331,13 +331,21 @@ type Known[T any] interface {
 // consumer computes them when it pops the relist, "known" already includes every delta
 // queued before it.
 func ReplaceDeltas[T object.Object](r *Replace[T], known Known[T]) (replaced []Delta[T], tombstones []Delta[T]) {
-	listed := make(map[string]struct{}, len(r.Objects))
-	for _, obj := range r.Objects {
-		key := object.Key(obj)
-		listed[key] = struct{}{}
-		replaced = append(replaced, Delta[T]{Type: Replaced, Key: key, Object: obj})
+	replaced = make([]Delta[T], len(r.Objects))
+	for i, obj := range r.Objects {
+		replaced[i] = Delta[T]{Type: Replaced, Key: object.Key(obj), Object: obj}
 	}
-	for _, key := range known.ListKeys() {
+	// A first list, into an empty cache, deletes nothing: no set of the listed keys,
+	// which a million objects would make tens of megabytes of garbage.
+	keys := known.ListKeys()
+	if len(keys) == 0 {
+		return replaced, nil
+	}
+	listed := make(map[string]struct{}, len(replaced))
+	for _, d := range replaced {
+		listed[d.Key] = struct{}{}
+	}
+	for _, key := range keys {
 		if _, ok := listed[key]; ok {
 			continue
 		}

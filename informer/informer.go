@@ -553,20 +553,34 @@ func (inf *Informer[T]) traceStored(obj T) {
 // relist of a part (r.Scope: the part of a shard that SetShard added or took away) does
 // the same within it, and leaves the rest of the cache alone.
 func (inf *Informer[T]) processReplace(r *deltafifo.Replace[T], now time.Time) (failuresChanged bool) {
-	replaced, tombstones := deltafifo.ReplaceDeltas[T](r, inf.cache)
 	var notes []note[T]
-	for i, d := range replaced { // replaced[i] is r.Objects[i]
-		old, existed := inf.cache.Get(d.Key)
-		if existed && old.Meta() == d.Object.Meta() {
-			continue // reused by the reflector: the stored object, already transformed
+	var tombstones []deltafifo.Delta[T]
+	if inf.cache.Len() == 0 {
+		// A first list, into an empty cache: an add for each object, and nothing to
+		// compare with, so no deltas and no keys (for a million objects, tens of
+		// megabytes of garbage at the moment the heap is largest).
+		notes = make([]note[T], 0, len(r.Objects))
+		for i, obj := range r.Objects {
+			obj = inf.prepare(obj)
+			r.Objects[i] = obj
+			notes = append(notes, note[T]{kind: noteAdd, obj: obj, initial: r.Initial, at: now})
 		}
-		obj := inf.prepare(d.Object)
-		r.Objects[i] = obj
-		if existed && old.Meta().ResourceVersion == obj.Meta().ResourceVersion {
-			continue // unchanged: a relist is not news
+	} else {
+		var replaced []deltafifo.Delta[T]
+		replaced, tombstones = deltafifo.ReplaceDeltas[T](r, inf.cache)
+		for i, d := range replaced { // replaced[i] is r.Objects[i]
+			old, existed := inf.cache.Get(d.Key)
+			if existed && old.Meta() == d.Object.Meta() {
+				continue // reused by the reflector: the stored object, already transformed
+			}
+			obj := inf.prepare(d.Object)
+			r.Objects[i] = obj
+			if existed && old.Meta().ResourceVersion == obj.Meta().ResourceVersion {
+				continue // unchanged: a relist is not news
+			}
+			change, n := changeNotes(old, existed, obj, r.Initial, now)
+			notes = append(notes, change[:n]...)
 		}
-		change, n := changeNotes(old, existed, obj, r.Initial, now)
-		notes = append(notes, change[:n]...)
 	}
 	for _, d := range tombstones {
 		notes = append(notes, note[T]{kind: noteDelete, obj: d.Object, finalStateUnknown: true, at: now})
@@ -590,17 +604,24 @@ func (inf *Informer[T]) processReplace(r *deltafifo.Replace[T], now time.Time) (
 			}
 		}
 	}
-	kept := notes[:0]
-	for _, n := range notes {
-		if _, bad := failed[object.Key(n.obj)]; !bad {
-			kept = append(kept, n)
+	kept := notes
+	if len(failed) > 0 {
+		kept = notes[:0]
+		for _, n := range notes {
+			if _, bad := failed[object.Key(n.obj)]; !bad {
+				kept = append(kept, n)
+			}
 		}
 	}
 	// A relist's notifications go to the handlers as they are, after the batch's earlier
 	// ones: not through inf.notes, which would hold a second copy of a large list's.
 	inf.flushNotes()
-	for _, l := range inf.listeners {
-		l.addAll(kept)
+	for i, l := range inf.listeners {
+		if i == len(inf.listeners)-1 {
+			l.adoptAll(kept) // the others have copied it
+		} else {
+			l.addAll(kept)
+		}
 	}
 	failuresChanged = inf.replaceFailures(failed, r.Scope)
 	if inf.mutations != nil {

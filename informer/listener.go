@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
@@ -122,9 +123,31 @@ func (l *listener[T]) addAll(notes []note[T]) {
 	if l.stopped {
 		return
 	}
+	if room := l.capacity - (len(l.buf) - l.head); len(l.order) == l.orderHead && room > 0 && len(notes) > 1 {
+		// A relist's notifications arrive together: the array grows once, to hold those
+		// that fit, instead of doubling its way there (an initial list of a million
+		// objects into a large buffer left about as much garbage again as it held).
+		l.buf = slices.Grow(l.buf, min(len(notes), room))
+	}
 	for _, n := range notes {
 		l.addLocked(n)
 	}
+	l.cond.Signal()
+}
+
+// adoptAll is addAll for notes no one else holds: the listener takes the slice itself
+// when its buffer is empty and the notes fit, instead of copying them (a relist's, one
+// per object, for the last of an informer's handlers).
+func (l *listener[T]) adoptAll(notes []note[T]) {
+	l.mu.Lock()
+	if l.stopped || len(l.buf) != l.head || len(l.order) != l.orderHead || len(notes) > l.capacity {
+		l.mu.Unlock()
+		l.addAll(notes)
+		return
+	}
+	defer l.mu.Unlock()
+	l.buf, l.head = notes, 0
+	l.queued += uint64(len(notes))
 	l.cond.Signal()
 }
 

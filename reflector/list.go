@@ -89,6 +89,11 @@ func (r *Reflector[T]) listPages(ctx context.Context, opts listwatch.ListOptions
 		r.countListed(len(page.Items))
 		page.Items = r.keepInShard(page.Items, page.ShardInfo, asked, sh)
 		r.reuse(page.Items)
+		if items == nil && page.RemainingItemCount != nil && *page.RemainingItemCount > 0 && *page.RemainingItemCount <= maxItemsHint {
+			// The server says how many are to come (about: objects may come and go
+			// meanwhile): room for them at once, instead of doubling through a million.
+			items = make([]T, 0, len(page.Items)+int(*page.RemainingItemCount))
+		}
 		items = append(items, page.Items...)
 		if page.Continue == "" {
 			return items, listRV, nil
@@ -104,6 +109,11 @@ func (r *Reflector[T]) listPages(ctx context.Context, opts listwatch.ListOptions
 		cur = ahead
 	}
 }
+
+// maxItemsHint bounds the room a list makes for the items a server says are to come: a
+// wrong count must not make it allocate gigabytes (beyond it, the slice grows as
+// objects arrive).
+const maxItemsHint = 1 << 22
 
 // countListed hands the metrics the number of objects a list page or a streaming list
 // delivered.
