@@ -612,13 +612,16 @@ func (inf *Informer[T]) processReplace(r *deltafifo.Replace[T], now time.Time) (
 				kept = append(kept, n)
 			}
 		}
+		clear(notes[len(kept):]) // the objects refused are not held by what is left
 	}
 	// A relist's notifications go to the handlers as they are, after the batch's earlier
 	// ones: not through inf.notes, which would hold a second copy of a large list's.
 	inf.flushNotes()
 	for i, l := range inf.listeners {
-		if i == len(inf.listeners)-1 {
-			l.adoptAll(kept) // the others have copied it
+		if i == len(inf.listeners)-1 && len(kept) == len(notes) {
+			// The others have copied it. (After refusals its array is larger than what
+			// it holds, which a handler's buffer must not keep.)
+			l.adoptAll(kept)
 		} else {
 			l.addAll(kept)
 		}

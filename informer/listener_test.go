@@ -114,3 +114,60 @@ func TestBufferStaysBoundedWhenNeverDrained(t *testing.T) {
 		t.Errorf("buffer array of %d for a capacity of %d after 100000 notifications", c, l.capacity)
 	}
 }
+
+// adoptAll takes a relist's notes as the buffer itself only when nothing is queued and
+// they fit; otherwise it adds them as addAll does. Either way the handler hears what was
+// queued before, then the notes, in order.
+func TestAdoptAll(t *testing.T) {
+	at := time.Unix(0, 0)
+	add := func(name string) note[*object.Pod] {
+		return note[*object.Pod]{kind: noteAdd, obj: pod(name, "u-"+name, "1"), at: at}
+	}
+	tests := []struct {
+		name    string
+		buffer  int
+		before  []string // queued first
+		notes   []string
+		adopted bool
+		want    []string
+	}{
+		{"an empty buffer takes them", 4, nil, []string{"a", "b", "c"}, true, []string{"a", "b", "c"}},
+		{"after what is queued", 4, []string{"x"}, []string{"a", "b"}, false, []string{"x", "a", "b"}},
+		{"more than the buffer holds", 2, nil, []string{"a", "b", "c"}, false, []string{"a", "b", "c"}},
+		{"after an overflow", 1, []string{"x", "y"}, []string{"a"}, false, []string{"x", "y", "a"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := newListener[*object.Pod](nil, HandlerOptions{Name: "h", BufferSize: tt.buffer}, slog.New(slog.DiscardHandler), nil)
+			for _, name := range tt.before {
+				l.add(add(name))
+			}
+			notes := make([]note[*object.Pod], 0, len(tt.notes))
+			for _, name := range tt.notes {
+				notes = append(notes, add(name))
+			}
+			l.adoptAll(notes)
+			l.mu.Lock()
+			adopted := len(l.buf) > 0 && &l.buf[0] == &notes[0]
+			queued := l.queued
+			l.mu.Unlock()
+			if adopted != tt.adopted {
+				t.Errorf("adopted: %v, want %v", adopted, tt.adopted)
+			}
+			if want := uint64(len(tt.before) + len(tt.notes)); queued != want {
+				t.Errorf("queued %d, want %d", queued, want)
+			}
+			var got []string
+			for range tt.want {
+				n, ok := l.next()
+				if !ok {
+					t.Fatalf("the listener stopped after %v", got)
+				}
+				got = append(got, n.obj.Name)
+			}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("what the handler heard (-want +got):\n%s", d)
+			}
+		})
+	}
+}

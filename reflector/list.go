@@ -87,12 +87,15 @@ func (r *Reflector[T]) listPages(ctx context.Context, opts listwatch.ListOptions
 			listRV = page.ResourceVersion
 		}
 		r.countListed(len(page.Items))
+		sent := len(page.Items)
 		page.Items = r.keepInShard(page.Items, page.ShardInfo, asked, sh)
 		r.reuse(page.Items)
-		if items == nil && page.RemainingItemCount != nil && *page.RemainingItemCount > 0 && *page.RemainingItemCount <= maxItemsHint {
+		if items == nil && sent > 0 && page.RemainingItemCount != nil && *page.RemainingItemCount > 0 && *page.RemainingItemCount <= maxItemsHint {
 			// The server says how many are to come (about: objects may come and go
-			// meanwhile): room for them at once, instead of doubling through a million.
-			items = make([]T, 0, len(page.Items)+int(*page.RemainingItemCount))
+			// meanwhile): room for them at once, instead of doubling through a million;
+			// for the share of them kept, when the server does not filter by shard.
+			more := int(*page.RemainingItemCount) * len(page.Items) / sent
+			items = make([]T, 0, len(page.Items)+more)
 		}
 		items = append(items, page.Items...)
 		if page.Continue == "" {
