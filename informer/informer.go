@@ -309,6 +309,9 @@ func (t *replaceTracker) stop() {
 // Reuse returns the cached object when it is obj's state (same resourceVersion). The
 // cache may lag the FIFO, which does not matter: a resourceVersion names one state.
 func (s relistStore[T]) Reuse(obj T) T {
+	if s.cache.Len() == 0 {
+		return obj // the first list: no key to make (a million of them, for nothing)
+	}
 	m := obj.Meta()
 	if cached, ok := s.cache.Get(object.Key(obj)); ok && m.ResourceVersion != "" && cached.Meta().ResourceVersion == m.ResourceVersion {
 		return cached
