@@ -563,10 +563,12 @@ func (inf *Informer[T]) processReplace(r *deltafifo.Replace[T], now time.Time) (
 		// compare with, so no deltas and no keys (for a million objects, tens of
 		// megabytes of garbage at the moment the heap is largest).
 		notes = make([]note[T], 0, len(r.Objects))
+		var none T
 		for i, obj := range r.Objects {
 			obj = inf.prepare(obj)
 			r.Objects[i] = obj
-			notes = append(notes, note[T]{kind: noteAdd, obj: obj, initial: r.Initial, at: now})
+			add, _ := changeNotes(none, false, obj, r.Initial, now)
+			notes = append(notes, add[0])
 		}
 	} else {
 		var replaced []deltafifo.Delta[T]
