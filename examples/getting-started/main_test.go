@@ -94,10 +94,13 @@ func TestRunsAgainstAnApiserver(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	// The handler runs on its own goroutine, so the count may come before a pod's line
+	// (WaitForSync is about the cache, not the handler): interrupt once all three came.
+	want := []string{"2 pods cached", "pod default/web Pending", "pod team-a/web Pending"}
 	var lines []string
 	for scan := bufio.NewScanner(stdout); scan.Scan(); { // until the program exits
 		lines = append(lines, scan.Text())
-		if scan.Text() == "2 pods cached" {
+		if len(lines) == len(want) {
 			if err := cmd.Process.Signal(os.Interrupt); err != nil {
 				t.Fatal(err)
 			}
@@ -107,7 +110,6 @@ func TestRunsAgainstAnApiserver(t *testing.T) {
 		t.Fatalf("the program ended with %v after printing %q; stderr:\n%s", err, lines, stderr.String())
 	}
 	slices.Sort(lines)
-	want := []string{"2 pods cached", "pod default/web Pending", "pod team-a/web Pending"}
 	if d := cmp.Diff(want, lines); d != "" {
 		t.Errorf("printed (-want +got):\n%s\nstderr:\n%s", d, stderr.String())
 	}
