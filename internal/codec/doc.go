@@ -68,7 +68,8 @@
 //	│     index: "key": becomes 2 bytes, "Always" 2 bytes (pack.go).
 //	└─ Status
 //	   ├─ Phase ────────────────────→ "Running"          interned
-//	   └─ Unknown.p  podIP, conditions' other members, … packed the same way
+//	   └─ Unknown.p  hostIP, podIPs, startTime, …: the pod's own, packed the same way,
+//	                 and each IPv4 address in 5 bytes, each time in 6 (pack.go)
 //
 // Nothing in the object points into the bytes it was decoded from: what it keeps is a
 // copy or a shared interned value, so a watch frame's buffer is reused at once.
