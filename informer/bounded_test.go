@@ -61,7 +61,7 @@ func TestStuckHandlerKeepsMemoryFlat(t *testing.T) {
 		t.Helper()
 		last := src.final(n)
 		testwait.Every(time.Millisecond).Eventually(t, 2*time.Minute, func() bool {
-			depth, _, _ := reg.l.depth(time.Now())
+			depth, _, _ := reg.l.depth(inf.stampOf(time.Now()))
 			maxDepth, maxQueued = max(maxDepth, depth), max(maxQueued, inf.fifo.Len())
 			return inf.fifo.Len() == 0 && maps.Equal(cacheRVs(inf), last)
 		}, "waiting for the informer to apply %d events", n)
@@ -74,7 +74,7 @@ func TestStuckHandlerKeepsMemoryFlat(t *testing.T) {
 	late := memtest.AfterGC()
 	elapsed := time.Since(start)
 
-	depth, _, coalesced := reg.l.depth(time.Now())
+	depth, _, coalesced := reg.l.depth(inf.stampOf(time.Now()))
 	t.Logf("%d events over %d objects in %v; handler stuck on its first notification", events, objects, elapsed.Round(time.Millisecond))
 	t.Logf("live heap after GC: %.2f MiB after %d events, %.2f MiB after %d (in use: %.2f → %.2f MiB)",
 		mib(early.HeapAlloc), measureAt, mib(late.HeapAlloc), events, mib(early.HeapInuse), mib(late.HeapInuse))

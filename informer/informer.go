@@ -106,6 +106,7 @@ type Informer[T object.Object] struct {
 	reflector *reflector.Reflector[T]
 	transform func(T) T
 	clock     clock.Clock
+	epoch     time.Time // of the notifications' stamps
 	metrics   *informerMetrics
 	tracer    trace.Tracer
 	log       *slog.Logger
@@ -174,7 +175,7 @@ func New[T object.Object](lw reflector.ListerWatcher[T], opts Options[T]) (*Info
 		opts.Reflector.Logger = opts.Logger
 	}
 	inf := &Informer[T]{name: opts.Name, fifo: deltafifo.New[T](), cache: indexer.New[T](),
-		transform: opts.Transform, clock: opts.Clock, tracer: opts.Tracer, synced: make(chan struct{}),
+		transform: opts.Transform, clock: opts.Clock, epoch: opts.Clock.Now(), tracer: opts.Tracer, synced: make(chan struct{}),
 		resyncKick: make(chan struct{}, 1), log: opts.Logger.With("informer", opts.Name),
 		maps: maps, customTransform: custom}
 	if len(opts.Indexers) > 0 {
@@ -378,9 +379,9 @@ func (inf *Informer[T]) AddEventHandler(h Handler[T], opts HandlerOptions) (*Reg
 		}
 	}
 	if inf.HasSynced() {
-		now := inf.clock.Now()
+		at := inf.stampOf(inf.clock.Now())
 		for _, obj := range inf.cache.List() {
-			l.add(note[T]{kind: noteAdd, obj: obj, initial: true, at: now})
+			l.add(note[T]{kind: noteAdd, obj: obj, initial: true, at: at})
 		}
 		l.markSynced()
 	}
@@ -507,7 +508,7 @@ func (inf *Informer[T]) processLocked(it *deltafifo.Item[T]) (failuresChanged bo
 		}
 		inf.mutations.stored(d.Key, obj)
 		inf.traceStored(obj)
-		notes, n := changeNotes(old, existed, obj, false, now)
+		notes, n := changeNotes(old, existed, obj, false, inf.stampOf(now))
 		for _, note := range notes[:n] {
 			inf.notify(note)
 		}
@@ -523,7 +524,7 @@ func (inf *Informer[T]) processLocked(it *deltafifo.Item[T]) (failuresChanged bo
 		inf.cache.Delete(d.Object)
 		inf.mutations.removed(d.Key)
 		inf.traceStored(obj)
-		inf.notify(note[T]{kind: noteDelete, obj: obj, finalStateUnknown: d.FinalStateUnknown, at: now})
+		inf.notify(note[T]{kind: noteDelete, obj: obj, finalStateUnknown: d.FinalStateUnknown, at: inf.stampOf(now)})
 		return inf.storeRecovered(d.Key)
 	}
 	return false
@@ -556,6 +557,7 @@ func (inf *Informer[T]) traceStored(obj T) {
 // relist of a part (r.Scope: the part of a shard that SetShard added or took away) does
 // the same within it, and leaves the rest of the cache alone.
 func (inf *Informer[T]) processReplace(r *deltafifo.Replace[T], now time.Time) (failuresChanged bool) {
+	at := inf.stampOf(now)
 	var notes []note[T]
 	var tombstones []deltafifo.Delta[T]
 	if inf.cache.Len() == 0 {
@@ -567,7 +569,7 @@ func (inf *Informer[T]) processReplace(r *deltafifo.Replace[T], now time.Time) (
 		for i, obj := range r.Objects {
 			obj = inf.prepare(obj)
 			r.Objects[i] = obj
-			add, _ := changeNotes(none, false, obj, r.Initial, now)
+			add, _ := changeNotes(none, false, obj, r.Initial, at)
 			notes = append(notes, add[0])
 		}
 	} else {
@@ -583,12 +585,12 @@ func (inf *Informer[T]) processReplace(r *deltafifo.Replace[T], now time.Time) (
 			if existed && old.Meta().ResourceVersion == obj.Meta().ResourceVersion {
 				continue // unchanged: a relist is not news
 			}
-			change, n := changeNotes(old, existed, obj, r.Initial, now)
+			change, n := changeNotes(old, existed, obj, r.Initial, at)
 			notes = append(notes, change[:n]...)
 		}
 	}
 	for _, d := range tombstones {
-		notes = append(notes, note[T]{kind: noteDelete, obj: d.Object, finalStateUnknown: true, at: now})
+		notes = append(notes, note[T]{kind: noteDelete, obj: d.Object, finalStateUnknown: true, at: at})
 	}
 	var err error
 	if r.Scope != nil {
@@ -657,17 +659,17 @@ func (inf *Informer[T]) processReplace(r *deltafifo.Replace[T], now time.Time) (
 // (deleted and recreated under the same name while the informer was not watching, so
 // only a relist saw it) a FinalStateUnknown delete of that one, then an add.
 // (An array, not a slice: this runs for every event and must not allocate.)
-func changeNotes[T object.Object](old T, existed bool, obj T, initial bool, now time.Time) (notes [2]note[T], n int) {
+func changeNotes[T object.Object](old T, existed bool, obj T, initial bool, at stamp) (notes [2]note[T], n int) {
 	switch {
 	case !existed:
-		notes[0] = note[T]{kind: noteAdd, obj: obj, initial: initial, at: now}
+		notes[0] = note[T]{kind: noteAdd, obj: obj, initial: initial, at: at}
 		return notes, 1
 	case !sameObject(old, obj):
-		notes[0] = note[T]{kind: noteDelete, obj: old, finalStateUnknown: true, at: now}
-		notes[1] = note[T]{kind: noteAdd, obj: obj, at: now}
+		notes[0] = note[T]{kind: noteDelete, obj: old, finalStateUnknown: true, at: at}
+		notes[1] = note[T]{kind: noteAdd, obj: obj, at: at}
 		return notes, 2
 	}
-	notes[0] = note[T]{kind: noteUpdate, old: old, obj: obj, at: now}
+	notes[0] = note[T]{kind: noteUpdate, old: old, obj: obj, at: at}
 	return notes, 1
 }
 
@@ -741,6 +743,9 @@ func (inf *Informer[T]) resyncLoop(ctx context.Context) {
 	}
 }
 
+// stampOf returns the stamp of a notification queued at now.
+func (inf *Informer[T]) stampOf(now time.Time) stamp { return stamp(now.Sub(inf.epoch)) }
+
 // processResync re-delivers the cache to each handler whose period is due.
 func (inf *Informer[T]) processResync(now time.Time) {
 	inf.flushNotes() // the batch's earlier events come first
@@ -754,9 +759,10 @@ func (inf *Informer[T]) processResync(now time.Time) {
 	if len(due) == 0 || !inf.HasSynced() {
 		return
 	}
+	at := inf.stampOf(now)
 	for _, obj := range inf.cache.List() {
 		for _, l := range due {
-			l.add(note[T]{kind: noteUpdate, old: obj, obj: obj, at: now})
+			l.add(note[T]{kind: noteUpdate, old: obj, obj: obj, at: at})
 		}
 	}
 }

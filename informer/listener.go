@@ -20,15 +20,21 @@ const (
 	noteDelete
 )
 
-// note is one notification waiting for a handler.
+// note is one notification waiting for a handler: 32 bytes, and a first list queues
+// one per object.
 type note[T object.Object] struct {
 	kind              noteKind
-	old               T // update: the state the handler saw before
-	obj               T // add, update: the new state; delete: the final (or last known) state
 	initial           bool
 	finalStateUnknown bool // delete: final state unknown
-	at                time.Time
+	old               T    // update: the state the handler saw before
+	obj               T    // add, update: the new state; delete: the final (or last known) state
+	at                stamp
 }
+
+// stamp is when a notification was queued, as the time since its informer's epoch: 8
+// bytes where a time.Time takes 24, and still on the monotonic clock (the lag metric
+// subtracts two of them).
+type stamp time.Duration
 
 // coalesced is one key's net change while a handler's buffer is full: the state the
 // handler last saw (before), the newest state (after), and the final state of the object
@@ -39,7 +45,7 @@ type coalesced[T object.Object] struct {
 	initial                        bool
 	goneSet, goneFinalStateUnknown bool
 	gone                           T
-	at                             time.Time
+	at                             stamp
 }
 
 // sameObject reports whether a and b are states of one object, not a deleted object and
@@ -381,7 +387,7 @@ func (l *listener[T]) stop() {
 }
 
 // depth returns the pending notifications and the age of the oldest.
-func (l *listener[T]) depth(now time.Time) (int, time.Duration, uint64) {
+func (l *listener[T]) depth(now stamp) (int, time.Duration, uint64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	n := len(l.buf) - l.head + len(l.order) - l.orderHead
@@ -390,9 +396,9 @@ func (l *listener[T]) depth(now time.Time) (int, time.Duration, uint64) {
 	}
 	var lag time.Duration
 	if l.head < len(l.buf) {
-		lag = now.Sub(l.buf[l.head].at)
+		lag = time.Duration(now - l.buf[l.head].at)
 	} else if l.orderHead < len(l.order) {
-		lag = now.Sub(l.overflow[l.order[l.orderHead]].at)
+		lag = time.Duration(now - l.overflow[l.order[l.orderHead]].at)
 	}
 	return n, lag, l.coalescedN
 }

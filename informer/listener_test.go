@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"log/slog"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -23,7 +22,7 @@ func describe(p *object.Pod) string { return p.Name + "/" + p.UID + "@" + p.Reso
 // change per object, never a lost final state, and never a recreated object passed off
 // as an update of the deleted one.
 func TestOverflowCoalescing(t *testing.T) {
-	at := time.Unix(0, 0)
+	var at stamp
 	add := func(p *object.Pod, initial bool) note[*object.Pod] {
 		return note[*object.Pod]{kind: noteAdd, obj: p, initial: initial, at: at}
 	}
@@ -119,7 +118,7 @@ func TestBufferStaysBoundedWhenNeverDrained(t *testing.T) {
 // they fit; otherwise it adds them as addAll does. Either way the handler hears what was
 // queued before, then the notes, in order.
 func TestAdoptAll(t *testing.T) {
-	at := time.Unix(0, 0)
+	var at stamp
 	add := func(name string) note[*object.Pod] {
 		return note[*object.Pod]{kind: noteAdd, obj: pod(name, "u-"+name, "1"), at: at}
 	}

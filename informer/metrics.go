@@ -223,7 +223,7 @@ func (inf *Informer[T]) handlerStats() []handlerStat {
 		if name == "" {
 			name = strconv.Itoa(i)
 		}
-		d, lag, c := l.depth(now)
+		d, lag, c := l.depth(inf.stampOf(now))
 		out = append(out, handlerStat{name: name, depth: d, lag: lag, coalesced: c})
 	}
 	return out
