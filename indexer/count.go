@@ -6,6 +6,13 @@ package indexer
 func (ix *Indexer[T]) CountByIndex(name string) map[string]int {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
+	if name == NamespaceIndex && ix.funcs[name] != nil {
+		out := make(map[string]int, len(ix.items.byNamespace))
+		for ns, names := range ix.items.byNamespace {
+			out[ns] = len(names)
+		}
+		return out
+	}
 	idx := ix.indices[name]
 	out := make(map[string]int, len(idx))
 	for v, keys := range idx {

@@ -1,7 +1,9 @@
 // Package indexer is the informer's cache: a thread-safe store of objects by key
 // ("namespace/name") with named secondary indexes.
 //
-// The namespace index is built in; AddIndexers adds others before or after objects are
+// The namespace index is built in, and costs nothing: the objects are held by namespace
+// and then by name, the strings each object already has, so a cache of a million pods
+// makes no key and no index entry of its own for any of them. AddIndexers adds others before or after objects are
 // stored (existing objects are indexed at once). Update and Delete keep every index exact,
 // and a value whose last key goes away is removed, so indexes do not grow with churn.
 // Replace swaps the whole content atomically for a relist, and ReplaceWithin the part of

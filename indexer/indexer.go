@@ -67,29 +67,24 @@ func (e *ReplaceError) Unwrap() []error {
 // Objects handed out (Get, List, ByIndex) are the stored ones, shared with every other
 // reader: treat them as read-only, and use object.DeepCopy to change one.
 type Indexer[T object.Object] struct {
-	mu      sync.RWMutex
-	items   map[string]T
-	funcs   map[string]IndexFunc[T]
+	mu    sync.RWMutex
+	items store[T] // by namespace and name: also the namespace index (store.go)
+	funcs map[string]IndexFunc[T]
+	// indices and values are those of the indexes added with AddIndexers: the namespace
+	// index is items itself, and keeps nothing of its own.
 	indices map[string]map[string]map[string]struct{} // index → value → keys
 	// values keeps each key's index values as computed when it was stored, so an update
 	// or delete removes exactly what was added even if the index function is not pure.
-	// The namespace index keeps none: its value is the stored object's namespace, read
-	// again when the key is unindexed, and a cache of a million pods is spared a million
-	// entries that say what the objects already say.
 	values map[string]map[string][]string // index → key → values
 	rv     string                         // see LastStoreSyncResourceVersion
 	// changes counts the changes to items, so that ReplaceWithin knows whether what it
 	// found under the read lock still holds under the write lock.
 	changes uint64
-	// perNamespace, set only while storeAll fills a staging indexer, counts the objects
-	// of each namespace, so that each set of the namespace index is made at its size
-	// instead of doubling its way there (for a million pods, 57 MB of garbage).
-	perNamespace map[string]int
 }
 
 // New returns an empty indexer with the namespace index.
 func New[T object.Object]() *Indexer[T] {
-	ix := &Indexer[T]{items: map[string]T{}, funcs: map[string]IndexFunc[T]{},
+	ix := &Indexer[T]{items: newStore[T](), funcs: map[string]IndexFunc[T]{},
 		indices: map[string]map[string]map[string]struct{}{}, values: map[string]map[string][]string{}}
 	_ = ix.AddIndexers(map[string]IndexFunc[T]{NamespaceIndex: ByNamespace[T]})
 	return ix
@@ -109,7 +104,7 @@ func (ix *Indexer[T]) AddIndexers(funcs map[string]IndexFunc[T]) error {
 	staged := &Indexer[T]{funcs: funcs, indices: map[string]map[string]map[string]struct{}{}, values: map[string]map[string][]string{}}
 	for name := range funcs {
 		staged.addIndex(name)
-		for key, obj := range ix.items {
+		for key, obj := range ix.items.all() {
 			if err := staged.indexOne(name, key, obj); err != nil {
 				return err
 			}
@@ -137,7 +132,7 @@ func (ix *Indexer[T]) Update(obj T) error {
 		return err
 	}
 	ix.unindex(key)
-	ix.items[key] = obj
+	ix.items.put(obj)
 	for _, s := range staged {
 		ix.addValues(s.index, key, s.values)
 	}
@@ -155,6 +150,9 @@ type indexValues struct {
 // stage computes obj's values under every index, changing nothing.
 func (ix *Indexer[T]) stage(staged []indexValues, key string, obj T) ([]indexValues, error) {
 	for name, f := range ix.funcs {
+		if name == NamespaceIndex {
+			continue // the store is that index
+		}
 		vals, err := f(obj)
 		if err != nil {
 			return nil, &IndexError{Index: name, Key: key, Err: err}
@@ -171,7 +169,7 @@ func (ix *Indexer[T]) Delete(obj T) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	ix.unindex(key)
-	delete(ix.items, key)
+	ix.items.delete(key)
 	ix.noteRV(obj.Meta().ResourceVersion)
 	ix.changes++
 }
@@ -181,7 +179,7 @@ func (ix *Indexer[T]) DeleteKey(key string) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	ix.unindex(key)
-	delete(ix.items, key)
+	ix.items.delete(key)
 	ix.changes++
 }
 
@@ -280,12 +278,12 @@ func (ix *Indexer[T]) ReplaceWithin(scope func(T) bool, objs []T, resourceVersio
 		_, listed := staged[key]
 		if _, bad := failed[key]; !listed && !bad {
 			ix.unindex(key)
-			delete(ix.items, key)
+			ix.items.delete(key)
 		}
 	}
 	for key, st := range staged {
 		ix.unindex(key)
-		ix.items[key] = st.obj
+		ix.items.put(st.obj)
 		for _, v := range st.values {
 			ix.addValues(v.index, key, v.values)
 		}
@@ -298,7 +296,7 @@ func (ix *Indexer[T]) ReplaceWithin(scope func(T) bool, objs []T, resourceVersio
 // keysWhere returns the keys of the stored objects that scope selects. ix.mu is held.
 func (ix *Indexer[T]) keysWhere(scope func(T) bool) []string {
 	var keys []string
-	for key, obj := range ix.items {
+	for key, obj := range ix.items.all() {
 		if scope(obj) {
 			keys = append(keys, key)
 		}
@@ -335,7 +333,7 @@ func stageEach[T object.Object](funcs map[string]IndexFunc[T], objs []T) (map[st
 // staging returns an empty indexer with the indexes of funcs, in which Replace builds
 // the new content before the swap; size is the number of objects it will hold.
 func staging[T object.Object](funcs map[string]IndexFunc[T], size int) *Indexer[T] {
-	next := &Indexer[T]{items: make(map[string]T, size), funcs: funcs,
+	next := &Indexer[T]{items: newStore[T](), funcs: funcs,
 		indices: map[string]map[string]map[string]struct{}{}, values: map[string]map[string][]string{}}
 	for name := range funcs {
 		next.addIndex(name)
@@ -347,29 +345,37 @@ func staging[T object.Object](funcs map[string]IndexFunc[T], size int) *Indexer[
 // failures by key. It takes no lock: no reader sees a staging indexer.
 func (ix *Indexer[T]) storeAll(objs []T) map[string]*IndexError {
 	failed := map[string]*IndexError{}
-	buf := make([]indexValues, 0, len(ix.funcs))
-	if _, ok := ix.funcs[NamespaceIndex]; ok && len(objs) > 1024 {
-		ix.perNamespace = map[string]int{}
+	if len(objs) > 1024 {
+		ix.items.sizes = map[string]int{}
 		for _, obj := range objs {
-			ix.perNamespace[obj.Meta().Namespace]++
+			ix.items.sizes[obj.Meta().Namespace]++
 		}
-		defer func() { ix.perNamespace = nil }()
+		defer func() { ix.items.sizes = nil }()
 	}
+	if len(ix.funcs) == 1 && ix.funcs[NamespaceIndex] != nil {
+		// The namespace index alone, which the store is: nothing to compute, nothing
+		// can fail, and no key to make (a key listed twice keeps its last object).
+		for _, obj := range objs {
+			ix.items.put(obj)
+		}
+		return failed
+	}
+	buf := make([]indexValues, 0, len(ix.funcs))
 	for _, obj := range objs {
 		key := object.Key(obj)
-		if _, dup := ix.items[key]; dup {
-			// A key listed twice keeps its last object, as items does; the index
+		if ix.items.has(obj) {
+			// A key listed twice keeps its last object, as the store does; the index
 			// entries of the earlier one must go with it.
 			ix.unindex(key)
 		}
 		delete(failed, key)
 		staged, err := ix.stage(buf[:0], key, obj)
 		if err != nil {
-			delete(ix.items, key)
+			ix.items.delete(key)
 			failed[key] = err.(*IndexError)
 			continue
 		}
-		ix.items[key] = obj
+		ix.items.put(obj)
 		for _, s := range staged {
 			ix.addValues(s.index, key, s.values)
 		}
@@ -387,10 +393,10 @@ func (ix *Indexer[T]) addLateIndexes(live map[string]IndexFunc[T], failed map[st
 		}
 		ix.funcs[name] = f
 		ix.addIndex(name)
-		for key, obj := range ix.items {
+		for key, obj := range ix.items.all() {
 			if err := ix.indexOne(name, key, obj); err != nil {
 				ix.unindex(key)
-				delete(ix.items, key)
+				ix.items.delete(key)
 				failed[key] = err
 			}
 		}
@@ -402,8 +408,8 @@ func (ix *Indexer[T]) addLateIndexes(live map[string]IndexFunc[T], failed map[st
 // every index (or stay absent).
 func (ix *Indexer[T]) keepFailedFrom(old *Indexer[T], failed map[string]*IndexError) {
 	for key := range failed {
-		if obj, ok := old.items[key]; ok {
-			ix.items[key] = obj
+		if obj, ok := old.items.get(key); ok {
+			ix.items.put(obj)
 			for name := range ix.funcs {
 				ix.addValues(name, key, old.storedValues(name, key))
 			}
@@ -424,11 +430,17 @@ func replaceError(failed map[string]*IndexError) error {
 }
 
 func (ix *Indexer[T]) addIndex(name string) {
+	if name == NamespaceIndex {
+		return // the store is that index
+	}
 	ix.indices[name] = map[string]map[string]struct{}{}
 	ix.values[name] = map[string][]string{}
 }
 
 func (ix *Indexer[T]) indexOne(name, key string, obj T) *IndexError {
+	if name == NamespaceIndex {
+		return nil
+	}
 	vals, err := ix.funcs[name](obj)
 	if err != nil {
 		return &IndexError{Index: name, Key: key, Err: err}
@@ -438,21 +450,15 @@ func (ix *Indexer[T]) indexOne(name, key string, obj T) *IndexError {
 }
 
 func (ix *Indexer[T]) addValues(name, key string, vals []string) {
-	if len(vals) == 0 {
+	if len(vals) == 0 || name == NamespaceIndex {
 		return
 	}
-	if name != NamespaceIndex {
-		ix.values[name][key] = vals
-	}
+	ix.values[name][key] = vals
 	idx := ix.indices[name]
 	for _, v := range vals {
 		set := idx[v]
 		if set == nil {
-			size := 0
-			if name == NamespaceIndex {
-				size = ix.perNamespace[v]
-			}
-			set = make(map[string]struct{}, size)
+			set = map[string]struct{}{}
 			idx[v] = set
 		}
 		set[key] = struct{}{}
@@ -461,36 +467,21 @@ func (ix *Indexer[T]) addValues(name, key string, vals []string) {
 
 // storedValues returns the values key was indexed under in index name.
 func (ix *Indexer[T]) storedValues(name, key string) []string {
-	if name == NamespaceIndex {
-		if obj, ok := ix.items[key]; ok {
-			return []string{obj.Meta().Namespace}
-		}
-		return nil
-	}
 	return ix.values[name][key]
 }
 
 // unindex removes key from every index, dropping sets that become empty. It is called
-// before the key's object is replaced or deleted (storedValues reads it).
+// before the key's object is replaced or deleted.
 func (ix *Indexer[T]) unindex(key string) {
 	for name, byKey := range ix.values {
 		idx := ix.indices[name]
-		remove := func(v string) {
+		for _, v := range byKey[key] {
 			if set := idx[v]; set != nil {
 				delete(set, key)
 				if len(set) == 0 {
 					delete(idx, v)
 				}
 			}
-		}
-		if name == NamespaceIndex {
-			if obj, ok := ix.items[key]; ok {
-				remove(obj.Meta().Namespace)
-			}
-			continue
-		}
-		for _, v := range byKey[key] {
-			remove(v)
 		}
 		delete(byKey, key)
 	}
@@ -500,8 +491,7 @@ func (ix *Indexer[T]) unindex(key string) {
 func (ix *Indexer[T]) Get(key string) (T, bool) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	obj, ok := ix.items[key]
-	return obj, ok
+	return ix.items.get(key)
 }
 
 // List returns every object, in no particular order.
@@ -516,8 +506,8 @@ func (ix *Indexer[T]) List() []T {
 func (ix *Indexer[T]) Snapshot() ([]T, string) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	out := make([]T, 0, len(ix.items))
-	for _, obj := range ix.items {
+	out := make([]T, 0, ix.items.len())
+	for obj := range ix.items.objects() {
 		out = append(out, obj)
 	}
 	return out, ix.rv
@@ -527,8 +517,8 @@ func (ix *Indexer[T]) Snapshot() ([]T, string) {
 func (ix *Indexer[T]) ListKeys() []string {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	keys := make([]string, 0, len(ix.items))
-	for k := range ix.items {
+	keys := make([]string, 0, ix.items.len())
+	for k := range ix.items.all() {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
@@ -539,20 +529,29 @@ func (ix *Indexer[T]) ListKeys() []string {
 func (ix *Indexer[T]) Len() int {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	return len(ix.items)
+	return ix.items.len()
 }
 
 // ByIndex returns the objects whose index `name` has value.
 func (ix *Indexer[T]) ByIndex(name, value string) ([]T, error) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	idx, ok := ix.indices[name]
-	if !ok {
+	if _, ok := ix.funcs[name]; !ok {
 		return nil, fmt.Errorf("indexer: no index %q", name)
 	}
-	out := make([]T, 0, len(idx[value]))
-	for k := range idx[value] {
-		out = append(out, ix.items[k])
+	if name == NamespaceIndex {
+		names := ix.items.byNamespace[value]
+		out := make([]T, 0, len(names))
+		for _, obj := range names {
+			out = append(out, obj)
+		}
+		return out, nil
+	}
+	keys := ix.indices[name][value]
+	out := make([]T, 0, len(keys))
+	for k := range keys {
+		obj, _ := ix.items.get(k)
+		out = append(out, obj)
 	}
 	return out, nil
 }
@@ -561,13 +560,22 @@ func (ix *Indexer[T]) ByIndex(name, value string) ([]T, error) {
 func (ix *Indexer[T]) IndexKeys(name, value string) ([]string, error) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	idx, ok := ix.indices[name]
-	if !ok {
+	if _, ok := ix.funcs[name]; !ok {
 		return nil, fmt.Errorf("indexer: no index %q", name)
 	}
-	keys := make([]string, 0, len(idx[value]))
-	for k := range idx[value] {
-		keys = append(keys, k)
+	var keys []string
+	if name == NamespaceIndex {
+		names := ix.items.byNamespace[value]
+		keys = make([]string, 0, len(names))
+		for n := range names {
+			keys = append(keys, object.KeyFor(value, n))
+		}
+	} else {
+		set := ix.indices[name][value]
+		keys = make([]string, 0, len(set))
+		for k := range set {
+			keys = append(keys, k)
+		}
 	}
 	slices.Sort(keys)
 	return keys, nil
@@ -577,9 +585,11 @@ func (ix *Indexer[T]) IndexKeys(name, value string) ([]string, error) {
 func (ix *Indexer[T]) ListIndexFuncValues(name string) []string {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	vals := make([]string, 0, len(ix.indices[name]))
-	for v := range ix.indices[name] {
-		vals = append(vals, v)
+	var vals []string
+	if name == NamespaceIndex && ix.funcs[name] != nil {
+		vals = slices.Collect(maps.Keys(ix.items.byNamespace))
+	} else {
+		vals = slices.Collect(maps.Keys(ix.indices[name]))
 	}
 	slices.Sort(vals)
 	return vals
