@@ -144,7 +144,6 @@ func (p *prefetcher) next() (rawFrame, error) {
 		b, ok := <-p.full
 		if !ok {
 			p.cur = nil
-			p.pool.trim() // every batch of this stream is back: large ones need not stay
 			return rawFrame{at: p.errAt}, p.err
 		}
 		p.cur, p.i = b, 0
@@ -177,58 +176,35 @@ func (p *prefetcher) close() error {
 }
 
 // batchPool keeps frame batches for the watches and list pages of one Client, so that
-// reading a stream allocates no buffer after its first few, nor each page of a list.
-// The zero pool (nil) keeps none.
-type batchPool struct{ free chan *frameBatch }
+// reading a stream allocates no buffer after its first few, nor each page of a list
+// (which reads its next page while this one is decoded: ListOptions.OnContinue). The
+// zero pool (nil) keeps none.
+//
+// It is a sync.Pool: what a busy stream puts back is taken again at once, and what an
+// idle Client holds goes with the second garbage collection after it was put back. A
+// fixed free list kept 384 KB per Client for good, about 40 bytes a pod in a 10k-pod
+// cache's figure; a batch grown for a large object (a 1 MB secret's) was kept until its
+// stream ended, and now until the collector runs, which a stream of large objects gives
+// it time to be reused before.
+type batchPool struct{ free sync.Pool }
 
-// pooledBatches is how many batches a Client keeps: two streams' worth (the consumer's,
-// those in flight and the one being filled, of each), since a list reads its next page
-// while this one is decoded (ListOptions.OnContinue). With one stream's worth, a list
-// allocated and dropped 36 MB of batches per 100k pods. They stay live with the Client:
-// 384 KB.
-const pooledBatches = 2 * (batchesInFlight + 2)
-
-func newBatchPool() *batchPool { return &batchPool{free: make(chan *frameBatch, pooledBatches)} }
+func newBatchPool() *batchPool { return &batchPool{} }
 
 // get returns an empty batch, room for maxBatchBytes and a frame more than most frames.
 func (p *batchPool) get() *frameBatch {
 	if p != nil {
-		select {
-		case b := <-p.free:
+		if b, ok := p.free.Get().(*frameBatch); ok {
 			return b
-		default:
 		}
 	}
 	return &frameBatch{buf: make([]byte, 0, maxBatchBytes+16<<10), spans: make([]frameSpan, 0, maxBatchFrames)}
 }
 
-// put keeps b for reuse, if the pool has room. A batch that grew for a large object (a
-// 1 MB secret's) is kept too, for the next one: a stream of large objects reuses its
-// buffers as the frame reader reuses its own. trim lets them go when the stream ends.
+// put keeps b for reuse.
 func (p *batchPool) put(b *frameBatch) {
 	if p == nil {
 		return
 	}
 	b.buf, b.spans = b.buf[:0], b.spans[:0]
-	select {
-	case p.free <- b:
-	default:
-	}
-}
-
-// trim drops the batches that grew past twice the usual size.
-func (p *batchPool) trim() {
-	if p == nil {
-		return
-	}
-	for range pooledBatches {
-		select {
-		case b := <-p.free:
-			if cap(b.buf) <= 2*maxBatchBytes {
-				defer p.put(b) // after the loop, so that it is not taken again
-			}
-		default:
-			return
-		}
-	}
+	p.free.Put(b)
 }
