@@ -26,8 +26,16 @@ func main() {
 	only := flag.String("only", "", "comma-separated scenario IDs to run (default: all of the plan)")
 	out := flag.String("out", "bench/results/local", "directory for latest.md and the charts (bench/results/local is ignored by git; bench/results, the published results, is make bench-publish's)")
 	before := flag.String("before", "", "a commit to hold kinformer against: its kinformer-runner runs beside the checkout's, and the report says which figures got worse")
+	rewrite := flag.Bool("rewrite", false, "run nothing: make latest.md and the charts in -out again from the "+harness.ResultsFile+" a run left there, quoting -analysis as it is now")
 	analysis := flag.String("analysis", "bench/results/analysis.md", "hand-written account of the missed targets, quoted in latest.md when a target is missed (skipped if absent)")
 	flag.Parse()
+	if *rewrite {
+		if err := rewriteReport(*out, *analysis); err != nil {
+			fmt.Fprintln(os.Stderr, "benchharness:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*plan, *runs, *only, *out, *analysis, *before); err != nil {
 		fmt.Fprintln(os.Stderr, "benchharness:", err)
 		os.Exit(1)
@@ -76,6 +84,23 @@ func run(planName string, runs int, only, out, analysis, before string) error {
 	r := &harness.Runner{Bins: bins, Tmp: tmp, Log: os.Stderr, Real: harness.RealCluster}
 	rep := r.Run(ctx, p)
 	rep.Before = before
+	if err := writeReport(rep, out, analysis); err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+// rewriteReport makes latest.md in out again from the results a run saved there.
+func rewriteReport(out, analysis string) error {
+	rep, err := harness.ReadReport(out)
+	if err != nil {
+		return err
+	}
+	return writeReport(rep, out, analysis)
+}
+
+// writeReport writes rep into out, quoting the analysis file if there is one.
+func writeReport(rep *harness.Report, out, analysis string) error {
 	switch text, err := os.ReadFile(analysis); {
 	case err == nil:
 		rep.Analysis = string(text)
@@ -86,5 +111,5 @@ func run(planName string, runs int, only, out, analysis, before string) error {
 		return err
 	}
 	fmt.Println("wrote", filepath.Join(out, "latest.md"))
-	return ctx.Err()
+	return nil
 }

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -454,9 +455,23 @@ func human(v float64) string {
 	return fmt.Sprintf("%.2g", v)
 }
 
-// Write writes latest.md and the charts into dir.
+// ResultsFile is the file, beside latest.md, that holds every run's figures as
+// measured: what the report is made from, for anyone who wants them, and what
+// ReadReport reads to make latest.md again with a rewritten analysis, without running.
+const ResultsFile = "results.json"
+
+// Write writes latest.md, the charts and ResultsFile into dir.
 func (r *Report) Write(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	saved := *r
+	saved.Analysis = "" // it is read again from its own file, and may change
+	data, err := json.MarshalIndent(&saved, "", " ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, ResultsFile), append(data, '\n'), 0o644); err != nil {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(dir, "latest.md"), []byte(r.Markdown()), 0o644); err != nil {
@@ -471,4 +486,17 @@ func (r *Report) Write(dir string) error {
 		}
 	}
 	return nil
+}
+
+// ReadReport reads the report that Write saved in dir (its ResultsFile).
+func ReadReport(dir string) (*Report, error) {
+	data, err := os.ReadFile(filepath.Join(dir, ResultsFile))
+	if err != nil {
+		return nil, err
+	}
+	r := &Report{}
+	if err := json.Unmarshal(data, r); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, ResultsFile), err)
+	}
+	return r, nil
 }

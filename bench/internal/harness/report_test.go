@@ -241,3 +241,29 @@ func TestReportMillionRows(t *testing.T) {
 		t.Errorf("a report without the 1M syncs has their table:\n%s", md)
 	}
 }
+
+// A report written and read again makes the same latest.md: a rewritten analysis can be
+// quoted without running the plan again.
+func TestReportReadBackRendersTheSame(t *testing.T) {
+	plan := Short()
+	rep := &Report{Plan: plan, Before: "abc1234", Analysis: "Why.\n"}
+	for i, sc := range plan.Scenarios {
+		rep.Outcomes = append(rep.Outcomes, &Outcome{Scenario: sc, Engine: Kinformer,
+			Results: []measure.Result{{EventsPerSec: float64(1000 + i), HeapPerObjectBytes: 1200, LatencyP99US: 900}}})
+	}
+	dir := t.TempDir()
+	if err := rep.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadReport(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Analysis != "" {
+		t.Errorf("the saved results hold the analysis %q; it is read from its own file", back.Analysis)
+	}
+	back.Analysis = rep.Analysis
+	if d := cmp.Diff(rep.Markdown(), back.Markdown()); d != "" {
+		t.Errorf("latest.md made again differs (-written +read back):\n%s", d)
+	}
+}
