@@ -5,6 +5,8 @@ import (
 	"cmp"
 	"encoding/json"
 	"time"
+
+	"github.com/kinformer/kinformer/internal/codec"
 )
 
 // Time is a timestamp as the Kubernetes API writes it: RFC 3339 in UTC with second
@@ -119,7 +121,7 @@ func (t *Time) parse(s []byte) error {
 		*t = Time{}
 		return nil
 	}
-	if parsed, ok := parseUTCSeconds(s); ok {
+	if parsed, ok := codec.ParseUTCSeconds(s); ok {
 		*t = NewTime(parsed)
 		return nil
 	}
@@ -129,30 +131,4 @@ func (t *Time) parse(s []byte) error {
 	}
 	*t = NewTime(parsed)
 	return nil
-}
-
-// parseUTCSeconds reads the form the API writes, 2006-01-02T15:04:05Z, without
-// time.Parse. Anything else, or a date it would have to check further (a day past the
-// 28th), is left to time.Parse; the result is the same as time.Parse's.
-func parseUTCSeconds(s []byte) (time.Time, bool) {
-	if len(s) != 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != 'Z' {
-		return time.Time{}, false
-	}
-	num := func(from, to int) int {
-		n := 0
-		for _, c := range s[from:to] {
-			if c < '0' || c > '9' {
-				return -1
-			}
-			n = n*10 + int(c-'0')
-		}
-		return n
-	}
-	year, month, day := num(0, 4), num(5, 7), num(8, 10)
-	hour, minute, sec := num(11, 13), num(14, 16), num(17, 19)
-	if year < 0 || month < 1 || month > 12 || day < 1 || day > 28 ||
-		hour < 0 || hour > 23 || minute < 0 || minute > 59 || sec < 0 || sec > 59 {
-		return time.Time{}, false
-	}
-	return time.Date(year, time.Month(month), day, hour, minute, sec, 0, time.UTC), true
 }

@@ -164,8 +164,21 @@ const unixFromYear1 = 62135596800
 // ("2006-01-02T15:04:05Z", in UTC, whole seconds), which the code prints back exactly;
 // otherwise it appends nothing.
 func appendTime(dst, s []byte) []byte {
-	if len(s) != 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != 'Z' {
+	t, ok := ParseUTCSeconds(s)
+	if !ok || t.Year() < 1 {
 		return dst
+	}
+	v := t.Unix() + unixFromYear1
+	return append(dst, timeMark, byte(v>>32), byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
+}
+
+// ParseUTCSeconds reads the form the API writes times in, 2006-01-02T15:04:05Z, without
+// time.Parse, and reports whether s was exactly that: a valid date and time that
+// formatting with time.RFC3339 in UTC writes as s again. Anything else (a fraction, an
+// offset, the 30th of February, a leap second) is false; time.Parse may still read it.
+func ParseUTCSeconds(s []byte) (time.Time, bool) {
+	if len(s) != 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != 'Z' {
+		return time.Time{}, false
 	}
 	num := func(from, to int) int {
 		v := 0
@@ -179,15 +192,14 @@ func appendTime(dst, s []byte) []byte {
 	}
 	year, month, day := num(0, 4), num(5, 7), num(8, 10)
 	hour, minute, sec := num(11, 13), num(14, 16), num(17, 19)
-	if year < 1 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || sec < 0 || sec > 59 {
-		return dst
+	if year < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || sec < 0 || sec > 59 {
+		return time.Time{}, false
 	}
 	t := time.Date(year, time.Month(month), day, hour, minute, sec, 0, time.UTC)
 	if t.Day() != day { // the 31st of a shorter month, which time.Date moves on
-		return dst
+		return time.Time{}, false
 	}
-	v := t.Unix() + unixFromYear1
-	return append(dst, timeMark, byte(v>>32), byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
+	return t, true
 }
 
 // appendIPv4 appends the code of s if it is an IPv4 address in dotted decimal with no
