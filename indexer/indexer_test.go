@@ -230,3 +230,38 @@ func TestAddIndexersDuringReplace(t *testing.T) {
 		}
 	}
 }
+
+// Every object stored is found, and removed, by its key: also one with no namespace and
+// a slash in its name, which the API refuses but a fake may make (the store splits keys
+// at their slash), whether stored one at a time or by a Replace.
+func TestEveryObjectIsFoundByItsKey(t *testing.T) {
+	for _, replace := range []bool{false, true} {
+		ix := New[*object.Pod]()
+		objs := []*object.Pod{pod("", "node-1", nil), pod("", "a/b", nil), pod("ns", "web", nil), pod("ns", "x/y", nil)}
+		if replace {
+			if err := ix.Replace(objs, "1"); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			for _, p := range objs {
+				if err := ix.Add(p); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if ix.Len() != len(objs) {
+			t.Fatalf("replace %v: Len %d, want %d", replace, ix.Len(), len(objs))
+		}
+		for _, p := range objs {
+			if got, ok := ix.Get(object.Key(p)); !ok || got != p {
+				t.Errorf("replace %v: Get(%q) = %v, %v", replace, object.Key(p), got, ok)
+			}
+		}
+		for _, p := range objs {
+			ix.DeleteKey(object.Key(p))
+		}
+		if ix.Len() != 0 || len(ix.ListKeys()) != 0 {
+			t.Errorf("replace %v: after deleting every key: Len %d, keys %q", replace, ix.Len(), ix.ListKeys())
+		}
+	}
+}

@@ -42,23 +42,34 @@ func (s *store[T]) get(key string) (T, bool) {
 	return obj, ok
 }
 
+// place returns where obj is held: its namespace and name, the object's own strings.
+// An object with no namespace and a slash in its name (which the API refuses, but a fake
+// may make) is held where its key, split, points, so that Get and Delete by key find it.
+func place[T object.Object](obj T) (namespace, name string) {
+	m := obj.Meta()
+	if m.Namespace == "" {
+		return splitKey(m.Name)
+	}
+	return m.Namespace, m.Name
+}
+
 // has reports whether the store holds an object under obj's key.
 func (s *store[T]) has(obj T) bool {
-	m := obj.Meta()
-	_, ok := s.byNamespace[m.Namespace][m.Name]
+	ns, name := place(obj)
+	_, ok := s.byNamespace[ns][name]
 	return ok
 }
 
-// put stores obj under its key; the key's strings are the object's own.
+// put stores obj under its key.
 func (s *store[T]) put(obj T) {
-	m := obj.Meta()
-	names := s.byNamespace[m.Namespace]
+	ns, name := place(obj)
+	names := s.byNamespace[ns]
 	if names == nil {
-		names = make(map[string]T, s.sizes[m.Namespace])
-		s.byNamespace[m.Namespace] = names
+		names = make(map[string]T, s.sizes[ns])
+		s.byNamespace[ns] = names
 	}
 	before := len(names)
-	names[m.Name] = obj
+	names[name] = obj
 	s.n += len(names) - before
 }
 

@@ -185,9 +185,10 @@ func (s *scratchSlice) release(pool *sync.Pool, n int) {
 	pool.Put(s)
 }
 
-// maxScratchElements bounds the scratch slices decodeSlice keeps: a longer array (a
-// list of thousands of env entries) gets a scratch of its own, which goes with it.
-const maxScratchElements = 64
+// maxScratchElements bounds the scratch slices decodeSlice keeps (one of 9 elements
+// doubled three times): a longer array (a list of thousands of env entries) gets a
+// scratch of its own, which goes with it.
+const maxScratchElements = 72
 
 // sliceHeader is how a slice is laid out; data is an unsafe.Pointer, so that writing
 // one is seen by the garbage collector.
