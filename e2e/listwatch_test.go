@@ -119,11 +119,18 @@ func TestWatchFromCompactedRevisionIsGone(t *testing.T) {
 		kubectl(t, "-n", ns, "create", "configmap", fmt.Sprintf("churn-%d", i))
 	}
 	// The apiserver compacts etcd every 5 s (see TestMain), to where the previous round
-	// was: wait until the revision is compacted away, as an exact list at it shows.
+	// was: wait until the revision is compacted away, as an exact list at it shows. A
+	// watch from a revision starts just after it, so the revision after it must be gone
+	// too (with only the first compacted, etcd serves the watch: CI saw it once).
+	rv, err := strconv.ParseUint(old.ResourceVersion, 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := strconv.FormatUint(rv+1, 10)
 	clusterPoll.Eventually(t, 30*time.Second, func() bool {
-		_, err := cms.List(ctx, listwatch.ListOptions{ResourceVersion: old.ResourceVersion, ResourceVersionMatch: "Exact"})
+		_, err := cms.List(ctx, listwatch.ListOptions{ResourceVersion: next, ResourceVersionMatch: "Exact"})
 		return object.IsGone(err)
-	}, "rv %s still listable: not compacted", old.ResourceVersion)
+	}, "rv %s still listable: not compacted", next)
 	w, err := cms.Watch(ctx, listwatch.WatchOptions{ResourceVersion: old.ResourceVersion})
 	if err == nil {
 		defer w.Close()
