@@ -222,7 +222,7 @@ func (ix *Indexer[T]) Replace(objs []T, resourceVersion string) error {
 	funcs := maps.Clone(ix.funcs)
 	ix.mu.RUnlock()
 	// The new content is built outside the lock, so readers are not held up by a relist.
-	next := staging(funcs, len(objs))
+	next := staging(funcs)
 	failed := next.storeAll(objs)
 	// What depends on the live indexer (its index functions now, its failed keys' state)
 	// is settled under the same lock as the swap, so that readers see it all at once.
@@ -331,8 +331,8 @@ func stageEach[T object.Object](funcs map[string]IndexFunc[T], objs []T) (map[st
 }
 
 // staging returns an empty indexer with the indexes of funcs, in which Replace builds
-// the new content before the swap; size is the number of objects it will hold.
-func staging[T object.Object](funcs map[string]IndexFunc[T], size int) *Indexer[T] {
+// the new content before the swap (storeAll makes its maps at their sizes).
+func staging[T object.Object](funcs map[string]IndexFunc[T]) *Indexer[T] {
 	next := &Indexer[T]{items: newStore[T](), funcs: funcs,
 		indices: map[string]map[string]map[string]struct{}{}, values: map[string]map[string][]string{}}
 	for name := range funcs {
@@ -348,7 +348,8 @@ func (ix *Indexer[T]) storeAll(objs []T) map[string]*IndexError {
 	if len(objs) > 1024 {
 		ix.items.sizes = map[string]int{}
 		for _, obj := range objs {
-			ix.items.sizes[obj.Meta().Namespace]++
+			ns, _ := place(obj)
+			ix.items.sizes[ns]++
 		}
 		defer func() { ix.items.sizes = nil }()
 	}
