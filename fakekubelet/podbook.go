@@ -58,7 +58,7 @@ func (b *podBook) recordLocked(pod *object.Pod) *podRecord {
 	}
 	b.forgetLocked(key)
 	r := &podRecord{uid: pod.UID, boundAt: time.Now()}
-	if c := pod.Condition("PodScheduled"); c != nil && c.Status == "True" && !c.LastTransitionTime.IsZero() {
+	if c := pod.Condition("PodScheduled"); c != nil && c.Status() == "True" && !c.LastTransitionTime.IsZero() {
 		r.boundAt = c.LastTransitionTime.Time()
 	}
 	b.pods[key] = r

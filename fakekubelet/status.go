@@ -150,7 +150,7 @@ func (k *Kubelet) startedStatus(pod *object.Pod, spec podSpec, ip netip.Addr, no
 	ready := containersReady
 	ready.Type = "Ready"
 	scheduled := condition{Type: "PodScheduled", Status: "True", LastTransitionTime: now}
-	if c := pod.Condition("PodScheduled"); c != nil && c.Status == "True" && !c.LastTransitionTime.IsZero() {
+	if c := pod.Condition("PodScheduled"); c != nil && c.Status() == "True" && !c.LastTransitionTime.IsZero() {
 		scheduled.LastTransitionTime = c.LastTransitionTime // set by the binding
 	}
 

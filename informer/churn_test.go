@@ -65,7 +65,7 @@ func TestChurnReturnsToBaseline(t *testing.T) {
 			return false
 		}
 		for _, p := range all {
-			if !strings.HasSuffix(p.Spec.Containers[0].Image, fmt.Sprintf(":round-%d", r)) {
+			if !strings.HasSuffix(p.Spec.Containers[0].Image(), fmt.Sprintf(":round-%d", r)) {
 				return false
 			}
 		}

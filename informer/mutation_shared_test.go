@@ -47,18 +47,19 @@ func TestMutationDetectorNamesEveryHolderOfASharedPart(t *testing.T) {
 	}
 	b, _ := inf.Lister().Get("ns/b")
 	c, _ := inf.Lister().Get("ns/c")
-	raw := b.Spec.Containers[0].Unknown.Get("x-tuning")
+	raw := b.Spec.Containers[0].Unknown().Get("x-tuning")
 	raw[0] = '9' // the mistake: b's container part is c's too
-	if got := string(c.Spec.Containers[0].Unknown.Get("x-tuning")); got != "92345" {
+	if got := string(c.Spec.Containers[0].Unknown().Get("x-tuning")); got != "92345" {
 		t.Fatalf("c's x-tuning is %s: the part is not shared, so this test tests nothing", got)
 	}
 	for _, name := range []string{"a", "b", "c"} {
 		e.relabel(t, name, "2") // the cache replaces each: the detector checks it
 	}
-	testwait.Eventually(t, 10*time.Second, func() bool { return len(found.list()) >= 2 }, "waiting for the reports")
+	testwait.Eventually(t, 10*time.Second, func() bool { return len(found.list()) >= 3 }, "waiting for the reports")
 	got := found.list()
 	slices.SortFunc(got, func(x, y Mutation) int { return strings.Compare(x.Key, y.Key) })
 	want := []Mutation{
+		{Key: "ns/a", Path: "spec.containers[0].x-tuning", Before: "12345", After: "92345", Fields: 1},
 		{Key: "ns/b", Path: "spec.containers[0].x-tuning", Before: "12345", After: "92345", Fields: 1},
 		{Key: "ns/c", Path: "spec.containers[0].x-tuning", Before: "12345", After: "92345", Fields: 1},
 	}

@@ -45,7 +45,7 @@ func TestInformerOfAProjection(t *testing.T) {
 	for name, images := range map[string][]string{"web": {"nginx:1.27", "envoy:1.30"}, "db": {"postgres:16"}} {
 		p := &object.Pod{ObjectMeta: object.ObjectMeta{Name: name}}
 		for _, img := range images {
-			p.Spec.Containers = append(p.Spec.Containers, object.Container{Name: strings.Split(img, ":")[0], Image: img})
+			p.Spec.Containers = append(p.Spec.Containers, object.NewContainer(strings.Split(img, ":")[0], img))
 		}
 		if _, err := e.pods.Create(ctx, p); err != nil {
 			t.Fatal(err)

@@ -1,14 +1,60 @@
 package object
 
-import "github.com/kinformer/kinformer/internal/codec"
+import (
+	"encoding/json"
+	"slices"
 
-// Container is one entry of a pod spec's containers or initContainers: its name, image
-// and volume mounts; ports, env, resources, probes and the rest stay raw.
+	"github.com/kinformer/kinformer/internal/codec"
+)
+
+// Container is one entry of a pod spec's containers or initContainers: its name and
+// image, and its volume mounts; ports, env, resources, probes and the rest stay raw.
+//
+// The mounts are a field, because they are what differs from pod to pod (they name the
+// pod's own service-account volume). Everything else is the same in every pod of a
+// ReplicaSet and is held behind a pointer that a cache shares between them: read it with
+// Name, Image and Unknown, and change it by making a new container (NewContainer, With).
 type Container struct {
-	Name         string        `json:"name"`
-	Image        string        `json:"image,omitempty"`
+	shared       *containerShared
 	VolumeMounts []VolumeMount `json:"volumeMounts,omitempty"`
-	Unknown      Unknown       `json:"-"`
+}
+
+// containerShared is what one container of a template is in every pod made from it.
+type containerShared struct {
+	Name    string  `json:"name"`
+	Image   string  `json:"image,omitempty"`
+	Unknown Unknown `json:"-"`
+}
+
+// NewContainer returns a container of the given name and image.
+func NewContainer(name, image string) Container {
+	return Container{shared: &containerShared{Name: name, Image: image}}
+}
+
+// Name returns the container's name.
+func (c Container) Name() string { return deref(c.shared).Name }
+
+// Image returns the container's image.
+func (c Container) Image() string { return deref(c.shared).Image }
+
+// Unknown returns the members no field or method reads (ports, env, probes, ...).
+func (c Container) Unknown() Unknown { return deref(c.shared).Unknown }
+
+// With returns a copy of c whose member name (ports, env, ...) is value; c, and every
+// container that shares its part, is left as it was.
+func (c Container) With(name string, value json.RawMessage) Container {
+	s := deref(c.shared)
+	s.Unknown.Set(name, value)
+	c.shared = &s
+	return c
+}
+
+// Equal reports whether c and d hold the same name, image, mounts and members (go-cmp
+// calls it).
+func (c Container) Equal(d Container) bool {
+	a, b := deref(c.shared), deref(d.shared)
+	return a.Name == b.Name && a.Image == b.Image && a.Unknown.Equal(b.Unknown) &&
+		slices.EqualFunc(c.VolumeMounts, d.VolumeMounts, VolumeMount.equal)
 }
 
 // VolumeMount is where a container mounts one of the pod's volumes. Only the volume's
@@ -20,6 +66,18 @@ type VolumeMount struct {
 	Name    string  `json:"name"`
 	Unknown Unknown `json:"-"`
 }
+
+// deref returns a copy of what p points to, or the zero S when p is nil: a headed
+// type's shared part, which the zero value of the type does not have.
+func deref[S any](p *S) S {
+	if p == nil {
+		var zero S
+		return zero
+	}
+	return *p
+}
+
+func (m VolumeMount) equal(o VolumeMount) bool { return m.Name == o.Name && m.Unknown.Equal(o.Unknown) }
 
 // Volume is one of a pod's volumes: its name; its source (projected, configMap,
 // emptyDir, ...) stays raw.

@@ -175,7 +175,7 @@ func TestPodConditionReasonAndMessage(t *testing.T) {
 	type row struct{ Type, Reason, Message string }
 	var got []row
 	for _, c := range p.Status.Conditions {
-		got = append(got, row{c.Type, c.Reason(), c.Message()})
+		got = append(got, row{c.Type(), c.Reason(), c.Message()})
 	}
 	want := []row{{"Ready", "ContainersNotReady", "containers with unready status: [web]"}, {"PodScheduled", "", ""}}
 	if d := cmp.Diff(want, got); d != "" {

@@ -20,13 +20,16 @@ func Example() {
 	}
 	fmt.Println(object.Key(&pod), pod.Spec.NodeName, sel.Matches(pod.Labels))
 
-	// The containers are not modelled, but they survive a round trip.
+	fmt.Println(pod.Spec.Containers[0].Name(), pod.Spec.Containers[0].Image())
+
+	// What the model does not type survives a round trip.
 	out, _ := json.Marshal(&pod)
 	var back map[string]any
 	_ = json.Unmarshal(out, &back)
 	fmt.Println(back["spec"].(map[string]any)["containers"])
 	// Output:
 	// prod/web-1 node-a true
+	// c nginx
 	// [map[image:nginx name:c]]
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -154,13 +155,27 @@ func keepsUnknown(typ reflect.Type) bool {
 		return false
 	}
 	f, ok := typ.FieldByName("Unknown")
-	return ok && f.Type == reflect.TypeFor[Unknown]() && len(f.Index) == 1
+	return ok && f.Type == reflect.TypeFor[Unknown]() && len(f.Index) == 1 || headed(typ)
+}
+
+// headed reports whether typ keeps the members that are not its own in a head, behind
+// its first field (a condition, a container, a container status): the head's fields are
+// modelled members of typ.
+func headed(typ reflect.Type) bool {
+	if typ.Kind() != reflect.Struct || typ.NumField() == 0 {
+		return false
+	}
+	f := typ.Field(0)
+	return !f.IsExported() && f.Type.Kind() == reflect.Pointer && keepsUnknown(f.Type.Elem())
 }
 
 // modelled returns the members typ's fields model, in declaration order: untagged
 // embedded structs flattened, the Unknown field and fields tagged "-" left out.
 func modelled(typ reflect.Type, prefix []int) []modelledField {
 	var out []modelledField
+	if headed(typ) {
+		out = modelled(typ.Field(0).Type.Elem(), append(slices.Clone(prefix), 0))
+	}
 	for i := range typ.NumField() {
 		f := typ.Field(i)
 		tag, tagged := f.Tag.Lookup("json")
@@ -213,7 +228,14 @@ func diffTwin(got, want reflect.Value, path string) string {
 	switch {
 	case keepsUnknown(got.Type()):
 		for i, m := range modelled(got.Type(), nil) {
-			if d := diffTwin(got.FieldByIndex(m.index), want.Field(i), path+"."+m.name); d != "" {
+			field, err := got.FieldByIndexErr(m.index)
+			switch {
+			case err != nil: // through a nil head: as if zero
+				field = reflect.Zero(got.Type().FieldByIndex(m.index).Type)
+			case field.CanAddr() && !field.CanInterface(): // through the unexported head pointer
+				field = reflect.NewAt(field.Type(), unsafe.Pointer(field.UnsafeAddr())).Elem()
+			}
+			if d := diffTwin(field, want.Field(i), path+"."+m.name); d != "" {
 				return d
 			}
 		}

@@ -1,6 +1,7 @@
 package object
 
 import (
+	"bytes"
 	"encoding/json"
 
 	"github.com/kinformer/kinformer/internal/codec"
@@ -55,45 +56,135 @@ type PodStatus struct {
 	Unknown           Unknown           `json:"-"`
 }
 
-// ContainerStatus is one entry of status.containerStatuses. The API always writes ready
-// and restartCount, so they are never omitted. The parts that differ from pod to pod
-// (the container's ID and state, and the mounts, which name the pod's own
-// service-account volume) are fields, so that what is left in Unknown (image, imageID,
-// resources, user, started, ...) is the same in every pod of a ReplicaSet, and a cache
-// holds it once. State and LastState are always written, as the apiserver writes
-// them ({} for none).
+// ContainerStatus is one entry of status.containerStatuses. Its fields are what differs
+// from pod to pod: the container's ID, its state, its restart count, and its mounts
+// (they name the pod's own service-account volume). The rest (its name, whether it is
+// ready, its last state, and image, imageID, resources, started, ... raw) is the same in
+// most pods of a ReplicaSet, and is held behind a pointer that a cache shares between
+// them, as a PodCondition's state is: read it with the methods, change it by making a
+// new status (NewContainerStatus, With). State is always written, as the apiserver
+// writes it ({} for none), and so are ready, restartCount and lastState.
 type ContainerStatus struct {
-	Name         string         `json:"name"`
-	Ready        bool           `json:"ready"`
-	RestartCount int32          `json:"restartCount"`
+	shared       *containerStatusShared
 	ContainerID  string         `json:"containerID,omitempty"`
 	State        ContainerState `json:"state"`
-	LastState    ContainerState `json:"lastState"`
 	VolumeMounts []VolumeMount  `json:"volumeMounts,omitempty"`
-	Unknown      Unknown        `json:"-"`
+	RestartCount int32          `json:"restartCount"`
 }
 
-// PodCondition is one entry of status.conditions (Ready, PodScheduled, ...). Its reason
-// and message, set only while a condition is not met, stay raw (Reason and Message read
-// them): every pod has five conditions, and two string fields each would be 160 bytes a
-// pod in a cache.
-type PodCondition struct {
-	Type               string  `json:"type"`
-	Status             string  `json:"status"`
-	LastTransitionTime Time    `json:"lastTransitionTime,omitzero"`
-	Unknown            Unknown `json:"-"`
+// containerStatusShared is what the statuses of one container in many pods have alike.
+type containerStatusShared struct {
+	Name      string         `json:"name"`
+	Ready     bool           `json:"ready"`
+	LastState ContainerState `json:"lastState"`
+	Unknown   Unknown        `json:"-"`
 }
+
+// NewContainerStatus returns the status of the container name, ready or not.
+func NewContainerStatus(name string, ready bool) ContainerStatus {
+	return ContainerStatus{shared: &containerStatusShared{Name: name, Ready: ready}}
+}
+
+// Name returns the container's name.
+func (c ContainerStatus) Name() string { return deref(c.shared).Name }
+
+// Ready reports whether the container passes its readiness probe.
+func (c ContainerStatus) Ready() bool { return deref(c.shared).Ready }
+
+// LastState returns what the container last did before it restarted (none if it never
+// did).
+func (c ContainerStatus) LastState() ContainerState { return deref(c.shared).LastState }
+
+// Unknown returns the members no field or method reads (image, imageID, started, ...).
+func (c ContainerStatus) Unknown() Unknown { return deref(c.shared).Unknown }
+
+// With returns a copy of c whose member name (image, started, ...) is value; c, and
+// every status that shares its part, is left as it was.
+func (c ContainerStatus) With(name string, value json.RawMessage) ContainerStatus {
+	s := deref(c.shared)
+	s.Unknown.Set(name, value)
+	c.shared = &s
+	return c
+}
+
+// WithLastState returns a copy of c whose last state is last.
+func (c ContainerStatus) WithLastState(last ContainerState) ContainerStatus {
+	s := deref(c.shared)
+	s.LastState = last
+	c.shared = &s
+	return c
+}
+
+// Equal reports whether c and d hold the same fields and members: whether they encode
+// alike (go-cmp calls it).
+func (c ContainerStatus) Equal(d ContainerStatus) bool {
+	a, errA := c.MarshalJSON()
+	b, errB := d.MarshalJSON()
+	return errA == nil && errB == nil && bytes.Equal(a, b)
+}
+
+// PodCondition is one entry of status.conditions (Ready, PodScheduled, ...): its type,
+// its status, and its lastTransitionTime; its reason and message, set only while a
+// condition is not met, and lastProbeTime, stay raw (Reason and Message read them).
+//
+// A condition is 16 bytes: its time, and a pointer to the rest. Every pod has four to
+// six conditions, and all that differs between the Ready conditions of a thousand ready
+// pods is their times; a cache holds {type: Ready, status: True} once, and each pod
+// points at it (a read-only value: a condition is changed by making a new one, with
+// NewPodCondition or With). The zero PodCondition has no type and no status.
+type PodCondition struct {
+	state              *podConditionState
+	LastTransitionTime Time `json:"lastTransitionTime,omitzero"`
+}
+
+// podConditionState is what conditions in one state have alike: all but the time.
+type podConditionState struct {
+	Type    string  `json:"type"`
+	Status  string  `json:"status"`
+	Unknown Unknown `json:"-"`
+}
+
+// NewPodCondition returns a condition of the given type and status, since at.
+func NewPodCondition(typ, status string, at Time) PodCondition {
+	return PodCondition{state: &podConditionState{Type: typ, Status: status}, LastTransitionTime: at}
+}
+
+// Type returns the condition's type (Ready, PodScheduled, ...).
+func (c PodCondition) Type() string { return deref(c.state).Type }
+
+// Status returns the condition's status: True, False or Unknown.
+func (c PodCondition) Status() string { return deref(c.state).Status }
+
+// Unknown returns the members no method reads (lastProbeTime, reason, message, ...).
+func (c PodCondition) Unknown() Unknown { return deref(c.state).Unknown }
 
 // Reason returns the condition's reason ("" if it has none).
-func (c PodCondition) Reason() string { return c.Unknown.stringMember("reason") }
+func (c PodCondition) Reason() string { return deref(c.state).Unknown.stringMember("reason") }
 
 // Message returns the condition's message ("" if it has none).
-func (c PodCondition) Message() string { return c.Unknown.stringMember("message") }
+func (c PodCondition) Message() string { return deref(c.state).Unknown.stringMember("message") }
+
+// With returns a copy of c whose member name (reason, message, lastProbeTime, ...) is
+// value; c, and every condition that shares its state, is left as it was.
+func (c PodCondition) With(name string, value json.RawMessage) PodCondition {
+	s := deref(c.state)
+	s.Unknown.Set(name, value)
+	c.state = &s
+	return c
+}
+
+// Equal reports whether c and d hold the same type, status, time and other members (go-cmp
+// calls it).
+func (c PodCondition) Equal(d PodCondition) bool {
+	a, b := deref(c.state), deref(d.state)
+	return a.Type == b.Type && a.Status == b.Status && c.LastTransitionTime.Equal(d.LastTransitionTime) &&
+		a.Unknown.Equal(b.Unknown)
+}
 
 // Condition returns the pod condition of the given type, or nil.
 func (p *Pod) Condition(t string) *PodCondition {
 	for i := range p.Status.Conditions {
-		if p.Status.Conditions[i].Type == t {
+		if p.Status.Conditions[i].Type() == t {
 			return &p.Status.Conditions[i]
 		}
 	}
@@ -103,7 +194,7 @@ func (p *Pod) Condition(t string) *PodCondition {
 // IsReady reports whether the pod's Ready condition is True.
 func (p *Pod) IsReady() bool {
 	c := p.Condition("Ready")
-	return c != nil && c.Status == "True"
+	return c != nil && c.Status() == "True"
 }
 
 // MarshalJSON writes the modelled fields and every unknown member.

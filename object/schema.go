@@ -21,6 +21,9 @@ var schema = codec.Schema{
 	// An owner reference keeps no unknown members, but nearly every object has one: the
 	// codec decodes it rather than hand it to encoding/json.
 	Direct: []reflect.Type{reflect.TypeFor[OwnerReference]()},
+	// Conditions, containers and their statuses keep what many pods have alike behind a
+	// pointer.
+	Headed: []reflect.Type{reflect.TypeFor[PodCondition](), reflect.TypeFor[Container](), reflect.TypeFor[ContainerStatus]()},
 	Text:   []codec.TextType{codec.Text((*Time).parse)},
 	Metadata: codec.Metadata{
 		Type:        reflect.TypeFor[ObjectMeta](),

@@ -18,7 +18,7 @@ func isTerminating(p *object.Pod) bool {
 
 // readySince returns when the pod became ready, or the zero time if it is not ready.
 func readySince(p *object.Pod) time.Time {
-	if c := p.Condition("Ready"); c != nil && c.Status == "True" {
+	if c := p.Condition("Ready"); c != nil && c.Status() == "True" {
 		return c.LastTransitionTime.Time()
 	}
 	return time.Time{}

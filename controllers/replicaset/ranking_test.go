@@ -29,10 +29,12 @@ func (r rpod) pod() *object.Pod {
 	p.Spec.NodeName = r.node
 	p.Status.Phase = r.phase
 	if r.readyAgo >= 0 {
-		p.Status.Conditions = []object.PodCondition{{Type: "Ready", Status: "True", LastTransitionTime: object.NewTime(rankNow.Add(-r.readyAgo))}}
+		p.Status.Conditions = []object.PodCondition{object.NewPodCondition("Ready", "True", object.NewTime(rankNow.Add(-r.readyAgo)))}
 	}
 	if r.restarts > 0 {
-		p.Status.ContainerStatuses = []object.ContainerStatus{{Name: "a", RestartCount: 1}, {Name: "b", RestartCount: r.restarts}}
+		a, b := object.NewContainerStatus("a", true), object.NewContainerStatus("b", true)
+		a.RestartCount, b.RestartCount = 1, r.restarts
+		p.Status.ContainerStatuses = []object.ContainerStatus{a, b}
 	}
 	if r.cost != "" {
 		p.Annotations = map[string]string{deletionCostAnnotation: r.cost}

@@ -137,20 +137,15 @@ func (t *table) decode(data []byte, i int, p unsafe.Pointer) (int, error) {
 		}
 		return -1, errNotObject
 	}
+	if t.head != nil {
+		return t.decodeHeaded(data, i, p)
+	}
 	var unknown builder
 	j, more := jsonscan.FirstMember(data, i)
 	for more {
-		nameEnd, plain, v := jsonscan.Member(data, j)
-		if v < 0 {
-			return -1, errors.New("malformed JSON object member")
-		}
-		name := data[j+1 : nameEnd-1]
-		if !plain {
-			var s string
-			if err := json.Unmarshal(data[j:nameEnd], &s); err != nil {
-				return -1, err
-			}
-			name = []byte(s)
+		name, v, err := memberName(data, j)
+		if err != nil {
+			return -1, err
 		}
 		f := t.byName[string(name)]
 		if f == nil && t.unknown < 0 {
@@ -161,7 +156,6 @@ func (t *table) decode(data []byte, i int, p unsafe.Pointer) (int, error) {
 		case t.skip != "" && string(name) == t.skip:
 			end = jsonscan.ValueEnd(data, v)
 		case f != nil:
-			var err error
 			if end, err = f.decode(data, v, unsafe.Add(p, f.offset)); err != nil {
 				return -1, fmt.Errorf("decoding %q: %w", name, err)
 			}
@@ -181,6 +175,23 @@ func (t *table) decode(data []byte, i int, p unsafe.Pointer) (int, error) {
 		*(*Members)(unsafe.Add(p, t.unknown)) = membersOf(unknown.build(t.parts))
 	}
 	return j, nil
+}
+
+// memberName reads the name of the member at data[j] (its opening quote) and returns it,
+// unescaped, and the index of its value.
+func memberName(data []byte, j int) (name []byte, v int, err error) {
+	nameEnd, plain, v := jsonscan.Member(data, j)
+	if v < 0 {
+		return nil, -1, errors.New("malformed JSON object member")
+	}
+	if plain {
+		return data[j+1 : nameEnd-1], v, nil
+	}
+	var s string
+	if err := json.Unmarshal(data[j:nameEnd], &s); err != nil {
+		return nil, -1, err
+	}
+	return []byte(s), v, nil
 }
 
 // fold finds the field whose name equals name but for case, as encoding/json would.

@@ -47,10 +47,10 @@
 //	│  ├─ NodeName ─────────────────→ "node-3"           interned
 //	│  ├─ Volumes[0].Name             "kube-api-access-x2k4q": the one part of the
 //	│  ├─ Containers[0]                spec that differs between the pods of a
-//	│  │  ├─ Name, Image              ReplicaSet, in fields of its own (also in
-//	│  │  ├─ VolumeMounts[0].Name      the mounts)
-//	│  │  └─ Unknown ──────────────→ ports, env, probes …: the same bytes in every
-//	│  │                              pod of the ReplicaSet, held once (parts.go)
+//	│  │  ├─ VolumeMounts[0].Name      ReplicaSet, in fields of its own
+//	│  │  └─ head ─────────────────→ name, image, and in its Unknown ports, env,
+//	│  │                              probes …: the same in every pod of the
+//	│  │                              ReplicaSet, held once (heads.go)
 //	│  └─ Unknown.p  a pointer to one buffer, the members no field claims, packed,
 //	│                behind their length (a uvarint):
 //	│
@@ -68,6 +68,9 @@
 //	│     index: "key": becomes 2 bytes, "Always" 2 bytes (pack.go).
 //	└─ Status
 //	   ├─ Phase ────────────────────→ "Running"          interned
+//	   ├─ Conditions[0]               its lastTransitionTime, and a head ──→
+//	   │                              {type: Ready, status: True, lastProbeTime: null}
+//	   │                              that every ready pod of the cache points at
 //	   └─ Unknown.p  hostIP, podIPs, startTime, …: the pod's own, packed the same way,
 //	                 and each IPv4 address in 5 bytes, each time in 6 (pack.go)
 //
@@ -88,7 +91,9 @@
 // with Options.Maps must be treated as read-only (the informer's mutation detector
 // catches those who do not).
 //
-// A MapTable also holds its cache's shared parts (parts.go): a struct's Unknown buffer,
+// A MapTable also holds its cache's heads (heads.go), the parts of conditions,
+// containers and container statuses that many objects hold alike, found by their text;
+// and its shared parts (parts.go): a struct's Unknown buffer,
 // or a long string, that another live object decoded with the same table already holds
 // is handed out again instead of copied. The pods of one ReplicaSet then hold their
 // containers' and volumes' unknown members once. The table points at its parts weakly:

@@ -21,20 +21,46 @@ func marshal[T any](r *registry, v *T) ([]byte, error) {
 }
 
 // encode is the inverse of decode: the struct at p, whose table is t, as a JSON object.
+// A headed struct's members are its own and its head's, written together.
 func (t *table) encode(p unsafe.Pointer) ([]byte, error) {
-	rv := reflect.NewAt(t.typ, p).Elem()
-	type entry struct {
-		name    string
-		value   []byte // a field's encoding
-		unknown member // or an unknown member, written unpacked
+	var c entries
+	if err := c.add(t, p); err != nil {
+		return nil, err
 	}
+	if t.head != nil {
+		if h := *(*unsafe.Pointer)(unsafe.Add(p, t.head.offset)); h != nil {
+			if err := c.add(t.head.table, h); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return c.write(), nil
+}
+
+// entries are the members of an object being encoded, and the room they need.
+type entries struct {
+	list []entry
+	size int
+}
+
+type entry struct {
+	name    string
+	value   []byte // a field's encoding
+	unknown member // or an unknown member, written unpacked
+}
+
+// add appends the members of the struct at p, whose table is t.
+func (c *entries) add(t *table, p unsafe.Pointer) error {
+	rv := reflect.NewAt(t.typ, p).Elem()
 	var unknown Members
 	if t.unknown >= 0 {
 		unknown = *(*Members)(unsafe.Add(p, t.unknown))
 	}
-	entries := make([]entry, 0, len(t.fields)+8)
-	size := 2
-	written := 0
+	if c.list == nil {
+		c.list = make([]entry, 0, len(t.fields)+8)
+		c.size = 2
+	}
+	first := len(c.list)
 	for _, f := range t.fields {
 		fv := rv.FieldByIndex(f.index)
 		if f.omit && isEmpty(fv) {
@@ -42,25 +68,31 @@ func (t *table) encode(p unsafe.Pointer) ([]byte, error) {
 		}
 		b, err := json.Marshal(fv.Addr().Interface())
 		if err != nil {
-			return nil, fmt.Errorf("encoding %q: %w", f.name, err)
+			return fmt.Errorf("encoding %q: %w", f.name, err)
 		}
-		entries = append(entries, entry{name: f.name, value: b})
-		size += len(f.name) + len(b) + 4
-		written++
+		c.list = append(c.list, entry{name: f.name, value: b})
+		c.size += len(f.name) + len(b) + 4
 	}
+	written := c.list[first:len(c.list):len(c.list)]
 	for m := range unknown.members() {
 		name := m.nameString()
-		if t.byName[name] != nil && slices.ContainsFunc(entries[:written], func(e entry) bool { return e.name == name }) {
+		if t.byName[name] != nil && slices.ContainsFunc(written, func(e entry) bool { return e.name == name }) {
 			// A field of that name that is written wins. One left empty lets the member
 			// through: what code written before the field was modelled set there.
 			continue
 		}
-		entries = append(entries, entry{name: name, unknown: m})
-		size += len(name) + 2*len(m.value) + 4
+		c.list = append(c.list, entry{name: name, unknown: m})
+		c.size += len(name) + 2*len(m.value) + 4
 	}
+	return nil
+}
+
+// write returns the members as a JSON object, sorted by name.
+func (c *entries) write() []byte {
+	entries := c.list
 	slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.name, b.name) })
 	var buf bytes.Buffer
-	buf.Grow(size)
+	buf.Grow(c.size + 2)
 	buf.WriteByte('{')
 	for i, e := range entries {
 		if i > 0 {
@@ -74,7 +106,7 @@ func (t *table) encode(p unsafe.Pointer) ([]byte, error) {
 		}
 	}
 	buf.WriteByte('}')
-	return buf.Bytes(), nil
+	return buf.Bytes()
 }
 
 type zeroer interface{ IsZero() bool }

@@ -23,6 +23,10 @@ type Schema struct {
 	// rather than hand them to encoding/json: small structs of plain fields on the hot
 	// path (owner references).
 	Direct []reflect.Type
+	// Headed are structs that keep what many objects hold alike behind a pointer to a
+	// head of their own (heads.go): the first field, an unexported pointer to a struct
+	// with a table. A pod's conditions.
+	Headed []reflect.Type
 	// Text are the types written as JSON strings that a function of their own decodes
 	// (timestamps).
 	Text []TextType
@@ -96,9 +100,12 @@ type registry struct {
 	tables map[reflect.Type]*table
 	direct map[reflect.Type]bool
 	text   map[reflect.Type]decodeFunc
+	headed map[reflect.Type]bool
 	// parts, when set, is the table of shared parts every table of this registry
 	// decodes into: the registry is a MapTable's copy of the one Register built.
 	parts *parts
+	// heads, with parts, are the heads of the cache (heads.go).
+	heads *headSlots
 }
 
 var membersType = reflect.TypeFor[Members]()
@@ -111,7 +118,13 @@ func newRegistryWith(s *Schema, p *parts) *registry {
 	if u := s.Unknown; u == nil || u.Kind() != reflect.Struct || u.NumField() != 1 || u.Field(0).Type != membersType {
 		panic(fmt.Sprintf("codec: Schema.Unknown is %v, not a struct holding only a Members", s.Unknown))
 	}
-	r := &registry{schema: s, tables: map[reflect.Type]*table{}, direct: map[reflect.Type]bool{}, text: map[reflect.Type]decodeFunc{}, parts: p}
+	r := &registry{schema: s, tables: map[reflect.Type]*table{}, direct: map[reflect.Type]bool{}, text: map[reflect.Type]decodeFunc{}, headed: map[reflect.Type]bool{}, parts: p}
+	if p != nil {
+		r.heads = newHeadSlots()
+	}
+	for _, typ := range s.Headed {
+		r.headed[typ] = true
+	}
 	for _, typ := range s.Direct {
 		r.direct[typ] = true
 	}

@@ -28,6 +28,8 @@ type table struct {
 	// parts is where the struct's Unknown buffer is looked up once built (nil: only
 	// small buffers are shared, through the intern table).
 	parts *parts
+	// head is set in a headed type's table (heads.go).
+	head *head
 }
 
 type field struct {
@@ -60,6 +62,9 @@ func (r *registry) tableFor(typ reflect.Type) *table {
 	t := &table{typ: typ, byName: map[string]*field{}, unknown: -1, parts: r.parts}
 	r.tables[typ] = t // first: a field's type may lead back to this one
 	r.addFields(t, typ, typ, nil, 0)
+	if r.headed[typ] {
+		r.headFor(t)
+	}
 	r.findMetadata(t)
 	return t
 }
@@ -119,7 +124,7 @@ func (r *registry) hasTable(typ reflect.Type) bool {
 	if typ.Kind() != reflect.Struct {
 		return false
 	}
-	if r.direct[typ] {
+	if r.direct[typ] || r.headed[typ] {
 		return true
 	}
 	for i := range typ.NumField() {

@@ -44,7 +44,20 @@ type testSpec struct {
 type testStatus struct {
 	Phase      string          `json:"phase,omitempty"`
 	Conditions []testCondition `json:"conditions,omitempty"`
+	Containers []testContainer `json:"containers,omitempty"`
 	Unknown    unknown         `json:"-"`
+}
+
+// testContainer is headed: its id is its own, the rest is its head's.
+type testContainer struct {
+	head *testContainerHead
+	ID   string `json:"id,omitempty"`
+}
+
+type testContainerHead struct {
+	Name    string  `json:"name"`
+	Ready   bool    `json:"ready"`
+	Unknown unknown `json:"-"`
 }
 
 type testCondition struct {
@@ -74,6 +87,7 @@ var testSchema = Schema{
 	Types:   []reflect.Type{reflect.TypeFor[testPod]()},
 	Unknown: reflect.TypeFor[unknown](),
 	Direct:  []reflect.Type{reflect.TypeFor[testOwner]()},
+	Headed:  []reflect.Type{reflect.TypeFor[testContainer]()},
 	Text:    []TextType{Text((*testTime).parse)},
 	Metadata: Metadata{
 		Type:        reflect.TypeFor[testMeta](),
