@@ -143,5 +143,6 @@ func (inf *Informer[T]) mutationFound(m Mutation) {
 	f.mutations++
 	f.lastMutation = &m
 	f.mu.Unlock()
+	inf.maps.Forget() // what was written may be shared with what decodes next
 	inf.statusFns.Notify(inf.Status())
 }

@@ -114,6 +114,23 @@ type ContainerState struct {
 	Unknown    Unknown                   `json:"-"`
 }
 
+// clone returns s with copies of the states it points to.
+func (s ContainerState) clone() ContainerState {
+	if s.Waiting != nil {
+		w := *s.Waiting
+		s.Waiting = &w
+	}
+	if s.Running != nil {
+		r := *s.Running
+		s.Running = &r
+	}
+	if s.Terminated != nil {
+		t := *s.Terminated
+		s.Terminated = &t
+	}
+	return s
+}
+
 // ContainerStateWaiting is a container not yet running: why (ContainerCreating,
 // ImagePullBackOff, CrashLoopBackOff, ...).
 type ContainerStateWaiting struct {

@@ -92,8 +92,8 @@ func (c ContainerStatus) Name() string { return deref(c.shared).Name }
 func (c ContainerStatus) Ready() bool { return deref(c.shared).Ready }
 
 // LastState returns what the container last did before it restarted (none if it never
-// did).
-func (c ContainerStatus) LastState() ContainerState { return deref(c.shared).LastState }
+// did): a copy, since many pods' statuses may share it.
+func (c ContainerStatus) LastState() ContainerState { return deref(c.shared).LastState.clone() }
 
 // Unknown returns the members no field or method reads (image, imageID, started, ...).
 func (c ContainerStatus) Unknown() Unknown { return deref(c.shared).Unknown }

@@ -28,10 +28,12 @@ func (t *table) encode(p unsafe.Pointer) ([]byte, error) {
 		return nil, err
 	}
 	if t.head != nil {
-		if h := *(*unsafe.Pointer)(unsafe.Add(p, t.head.offset)); h != nil {
-			if err := c.add(t.head.table, h); err != nil {
-				return nil, err
-			}
+		h := *(*unsafe.Pointer)(unsafe.Add(p, t.head.offset))
+		if h == nil {
+			h = t.head.zero
+		}
+		if err := c.add(t.head.table, h); err != nil {
+			return nil, err
 		}
 	}
 	return c.write(), nil
@@ -89,12 +91,17 @@ func (c *entries) add(t *table, p unsafe.Pointer) error {
 
 // write returns the members as a JSON object, sorted by name.
 func (c *entries) write() []byte {
+	// Sorted stably: of two members of one name, a headed struct's own field (added
+	// first) is written, and its head's member (one set with With) is not.
 	entries := c.list
-	slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.name, b.name) })
+	slices.SortStableFunc(entries, func(a, b entry) int { return strings.Compare(a.name, b.name) })
 	var buf bytes.Buffer
 	buf.Grow(c.size + 2)
 	buf.WriteByte('{')
 	for i, e := range entries {
+		if i > 0 && e.name == entries[i-1].name {
+			continue
+		}
 		if i > 0 {
 			buf.WriteByte(',')
 		}

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"sync/atomic"
 	"unsafe"
+	"weak"
 
 	"github.com/kinformer/kinformer/internal/jsonscan"
 )
@@ -22,32 +23,39 @@ import (
 // to its head, a struct with a table; its exported fields are its own members, and every
 // other member is the head's. The decoder copies the head's members, as they are written,
 // into one small JSON object: that text is what the head is found by, in the cache's
-// slots (one set per MapTable, lossy and bounded as the lists' are), and decoded from on
-// a miss. Decoded without a table, each object gets a head of its own.
+// slots for that head type, and decoded from on a miss. Decoded without a table, each
+// object gets a head of its own.
+//
+// The slots are lossy and bounded (headSlotCount a head type and a cache) and, like the
+// parts' table, point at their heads weakly: a head goes with the last object holding it.
+// A slot keeps a copy of its head's unknown members as they were built, and hands the
+// head out again only while they still read so: a caller that wrote into a cached
+// object's bytes (Unknown.Get hands them out) has changed the objects holding that head,
+// but not the ones decoded after.
 
 // head is what a headed type's table knows of its head.
 type head struct {
 	offset uintptr // of the pointer to the head, in the headed struct
 	typ    reflect.Type
 	table  *table
-	slots  *headSlots // the cache's, nil when the registry decodes for no cache
+	slots  *headSlots     // this head type's in the cache, nil when the registry decodes for no cache
+	zero   unsafe.Pointer // a zero head: what a struct without one encodes
 }
 
-// headSlots are the heads a cache's objects hold, by their text.
+// headSlots are the heads of one type that a cache's objects hold, by their text.
 type headSlots struct {
 	seed  maphash.Seed
 	slots [headSlotCount]atomic.Pointer[headEntry]
 }
 
-// headEntry is a head (a pointer to it) and the text it was decoded from.
+// headEntry is a head, the text it was decoded from, and its unknown members as built.
 type headEntry struct {
-	text  []byte
-	value unsafe.Pointer
+	text    []byte
+	value   weak.Pointer[byte] // the head's first byte
+	unknown []byte
 }
 
 const headSlotCount = 1 << 10
-
-func newHeadSlots() *headSlots { return &headSlots{seed: maphash.MakeSeed()} }
 
 // headFor sets up typ's head, typ being in Schema.Headed.
 func (r *registry) headFor(t *table) {
@@ -59,7 +67,11 @@ func (r *registry) headFor(t *table) {
 	if f.IsExported() || f.Type.Kind() != reflect.Pointer || !r.hasTable(f.Type.Elem()) {
 		panic(fmt.Sprintf("codec: the first field of headed type %v is not an unexported pointer to a struct with a table", typ))
 	}
-	t.head = &head{offset: f.Offset, typ: f.Type.Elem(), table: r.tableFor(f.Type.Elem()), slots: r.heads}
+	h := &head{offset: f.Offset, typ: f.Type.Elem(), table: r.tableFor(f.Type.Elem()), zero: reflect.New(f.Type.Elem()).UnsafePointer()}
+	if r.parts != nil {
+		h.slots = &headSlots{seed: maphash.MakeSeed()}
+	}
+	t.head = h
 }
 
 // decodeHeaded is decode for a headed type: its own members into its fields, the others
@@ -112,7 +124,9 @@ func (h *head) find(text []byte) (unsafe.Pointer, error) {
 	if h.slots != nil && len(text) <= sharedListMax {
 		slot = &h.slots.slots[maphash.Bytes(h.slots.seed, text)&(headSlotCount-1)]
 		if e := slot.Load(); e != nil && bytes.Equal(e.text, text) {
-			return e.value, nil
+			if v := unsafe.Pointer(e.value.Value()); v != nil && bytes.Equal(h.unknownOf(v), e.unknown) {
+				return v, nil
+			}
 		}
 	}
 	v := reflect.New(h.typ).UnsafePointer()
@@ -120,7 +134,15 @@ func (h *head) find(text []byte) (unsafe.Pointer, error) {
 		return nil, err
 	}
 	if slot != nil {
-		slot.Store(&headEntry{text: bytes.Clone(text), value: v})
+		slot.Store(&headEntry{text: bytes.Clone(text), value: weak.Make((*byte)(v)), unknown: bytes.Clone(h.unknownOf(v))})
 	}
 	return v, nil
+}
+
+// unknownOf returns the packed unknown members of the head at v.
+func (h *head) unknownOf(v unsafe.Pointer) []byte {
+	if h.table.unknown < 0 {
+		return nil
+	}
+	return (*Members)(unsafe.Add(v, h.table.unknown)).run()
 }

@@ -278,6 +278,31 @@ func (t *MapTable) byText(typ reflect.Type, decode decodeFunc) decodeFunc {
 	}
 }
 
+// Forget empties the table's slots of values found by their text (owner references,
+// heads), so that what decodes next is built from its text again. An informer's mutation
+// detector calls it when it finds a cached object written in place: such a value may be
+// one of them, and a slot checks only the text it was decoded from. Maps and parts are
+// compared by their contents, and need no forgetting.
+func (t *MapTable) Forget() {
+	for i := range t.lists {
+		t.lists[i].Store(nil)
+	}
+	forget := func(r *registry) {
+		for _, tab := range r.tables { // built with the registry, read-only since
+			if tab.head != nil && tab.head.slots != nil {
+				for i := range tab.head.slots.slots {
+					tab.head.slots.slots[i].Store(nil)
+				}
+			}
+		}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, r := range t.registries { // the projections' too (registryFor)
+		forget(r)
+	}
+}
+
 // SharedParts returns how many parts (parts.go) objects decoded with t share now: the
 // parts that live objects hold, and no others.
 func (t *MapTable) SharedParts() int { return t.parts.len() }

@@ -104,8 +104,6 @@ type registry struct {
 	// parts, when set, is the table of shared parts every table of this registry
 	// decodes into: the registry is a MapTable's copy of the one Register built.
 	parts *parts
-	// heads, with parts, are the heads of the cache (heads.go).
-	heads *headSlots
 }
 
 var membersType = reflect.TypeFor[Members]()
@@ -119,9 +117,6 @@ func newRegistryWith(s *Schema, p *parts) *registry {
 		panic(fmt.Sprintf("codec: Schema.Unknown is %v, not a struct holding only a Members", s.Unknown))
 	}
 	r := &registry{schema: s, tables: map[reflect.Type]*table{}, direct: map[reflect.Type]bool{}, text: map[reflect.Type]decodeFunc{}, headed: map[reflect.Type]bool{}, parts: p}
-	if p != nil {
-		r.heads = newHeadSlots()
-	}
 	for _, typ := range s.Headed {
 		r.headed[typ] = true
 	}

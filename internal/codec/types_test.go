@@ -45,7 +45,20 @@ type testStatus struct {
 	Phase      string          `json:"phase,omitempty"`
 	Conditions []testCondition `json:"conditions,omitempty"`
 	Containers []testContainer `json:"containers,omitempty"`
+	Volumes    []testVolume    `json:"volumes,omitempty"`
 	Unknown    unknown         `json:"-"`
+}
+
+// testVolume is headed too, with a head of another type whose text may be a
+// container's.
+type testVolume struct {
+	head *testVolumeHead
+	Path string `json:"path,omitempty"`
+}
+
+type testVolumeHead struct {
+	Name    string  `json:"name"`
+	Unknown unknown `json:"-"`
 }
 
 // testContainer is headed: its id is its own, the rest is its head's.
@@ -87,7 +100,7 @@ var testSchema = Schema{
 	Types:   []reflect.Type{reflect.TypeFor[testPod]()},
 	Unknown: reflect.TypeFor[unknown](),
 	Direct:  []reflect.Type{reflect.TypeFor[testOwner]()},
-	Headed:  []reflect.Type{reflect.TypeFor[testContainer]()},
+	Headed:  []reflect.Type{reflect.TypeFor[testContainer](), reflect.TypeFor[testVolume]()},
 	Text:    []TextType{Text((*testTime).parse)},
 	Metadata: Metadata{
 		Type:        reflect.TypeFor[testMeta](),
