@@ -43,9 +43,7 @@ func (c Container) Unknown() Unknown { return deref(c.shared).Unknown }
 // With returns a copy of c whose member name (ports, env, ...) is value; c, and every
 // container that shares its part, is left as it was.
 func (c Container) With(name string, value json.RawMessage) Container {
-	s := deref(c.shared)
-	s.Unknown.Set(name, value)
-	c.shared = &s
+	c.shared = withMember(c.shared, func(s *containerShared) *Unknown { return &s.Unknown }, name, value)
 	return c
 }
 
@@ -75,6 +73,14 @@ func deref[S any](p *S) S {
 		return zero
 	}
 	return *p
+}
+
+// withMember returns a copy of the shared part p with its member name set to value,
+// which unknown finds in the copy: what a headed type's With makes, leaving p alone.
+func withMember[S any](p *S, unknown func(*S) *Unknown, name string, value json.RawMessage) *S {
+	s := deref(p)
+	unknown(&s).Set(name, value)
+	return &s
 }
 
 func (m VolumeMount) equal(o VolumeMount) bool { return m.Name == o.Name && m.Unknown.Equal(o.Unknown) }

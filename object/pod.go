@@ -101,9 +101,7 @@ func (c ContainerStatus) Unknown() Unknown { return deref(c.shared).Unknown }
 // With returns a copy of c whose member name (image, started, ...) is value; c, and
 // every status that shares its part, is left as it was.
 func (c ContainerStatus) With(name string, value json.RawMessage) ContainerStatus {
-	s := deref(c.shared)
-	s.Unknown.Set(name, value)
-	c.shared = &s
+	c.shared = withMember(c.shared, func(s *containerStatusShared) *Unknown { return &s.Unknown }, name, value)
 	return c
 }
 
@@ -167,9 +165,7 @@ func (c PodCondition) Message() string { return deref(c.state).Unknown.stringMem
 // With returns a copy of c whose member name (reason, message, lastProbeTime, ...) is
 // value; c, and every condition that shares its state, is left as it was.
 func (c PodCondition) With(name string, value json.RawMessage) PodCondition {
-	s := deref(c.state)
-	s.Unknown.Set(name, value)
-	c.state = &s
+	c.state = withMember(c.state, func(s *podConditionState) *Unknown { return &s.Unknown }, name, value)
 	return c
 }
 
