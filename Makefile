@@ -29,7 +29,7 @@ FUZZ_TARGETS := \
 	./shard:FuzzParse:200000 \
 	./shard:FuzzParseSet:150000
 
-.PHONY: run test check-fmt vet unit fuzz e2e chaos cluster-bin cluster bench bench-full bench-publish bench-rewrite bench-micro bench-compare bench-shards lint
+.PHONY: run test check-fmt vet unit fuzz e2e chaos cluster-bin cluster bench bench-full bench-publish bench-rewrite bench-micro bench-compare bench-shards protobuf-golden lint
 
 run:
 	$(GO) run ./cmd/kinformer demo
@@ -116,6 +116,10 @@ bench-micro:
 # kinformer and client-go through the same harness, in one process: compare within a run.
 bench-compare:
 	cd bench/clientgo && $(GO) test -run '^$$' -bench . -benchmem -count 6 . | tee /tmp/kinformer-bench-compare.txt
+
+# The protobuf decoder's golden data, written by k8s.io/apimachinery: object/testdata/protobuf.
+protobuf-golden:
+	cd bench/clientgo && $(GO) run ./cmd/pbgolden -out ../../object/testdata/protobuf
 
 # staticcheck from the Go module proxy (not a dependency of the engine).
 lint:

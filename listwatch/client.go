@@ -117,22 +117,28 @@ func (c *Client) url(path string, query url.Values) string {
 
 // do performs a non-watch request and returns the body of its 2xx answer, read whole.
 func (c *Client) do(ctx context.Context, r request) ([]byte, error) {
-	var body []byte
-	err := c.doRead(ctx, r, func(resp io.Reader) error {
+	body, _, err := c.doTyped(ctx, r)
+	return body, err
+}
+
+// doTyped is do, returning the answer's Content-Type too.
+func (c *Client) doTyped(ctx context.Context, r request) (body []byte, contentType string, err error) {
+	err = c.doRead(ctx, r, func(ct string, resp io.Reader) error {
 		var err error
 		if body, err = io.ReadAll(resp); err != nil {
 			return fmt.Errorf("%s %s: reading response: %w", r.method, r.path, err)
 		}
+		contentType = ct
 		return nil
 	})
-	return body, err
+	return body, contentType, err
 }
 
 // doRead performs a non-watch request and has read consume the body of its 2xx answer as
 // it arrives: a list page can be far larger than any object in it, and must not be held
 // whole on top of its decoded objects. It waits for the rate limiter, applies
 // Config.Timeout to the request and the read, and retries as send does.
-func (c *Client) doRead(ctx context.Context, r request, read func(io.Reader) error) error {
+func (c *Client) doRead(ctx context.Context, r request, read func(contentType string, body io.Reader) error) error {
 	if c.limiter != nil {
 		if err := c.limiter.Wait(ctx); err != nil {
 			return err
@@ -148,7 +154,7 @@ func (c *Client) doRead(ctx context.Context, r request, read func(io.Reader) err
 		return err
 	}
 	defer resp.Body.Close()
-	return read(resp.Body)
+	return read(resp.Header.Get("Content-Type"), resp.Body)
 }
 
 // send performs r, retrying as the server directs, and returns a 2xx response with its
@@ -255,8 +261,8 @@ func retryDelay(code int, serr *object.StatusError) (time.Duration, bool) {
 // statusFromResponse turns an error answer into a StatusError: the body's Status when it
 // has one, else a Status made from the code and the body's text.
 func statusFromResponse(resp *http.Response, body []byte) *object.StatusError {
-	var s object.Status
-	if json.Unmarshal(body, &s) != nil || s.Kind != "Status" {
+	s, ok := protobufStatus(body)
+	if !ok && (json.Unmarshal(body, &s) != nil || s.Kind != "Status") {
 		msg := strings.TrimSpace(string(body))
 		if len(msg) > 256 {
 			msg = msg[:256] + "..."

@@ -50,6 +50,12 @@ type Config struct {
 
 	// UserAgent is sent with every request; empty picks "kinformer".
 	UserAgent string
+
+	// Encoding is what reads ask the apiserver for: EncodingAuto ("", the default)
+	// protobuf for the types that decode from it, EncodingJSON never, EncodingProtobuf
+	// protobuf or an error. Writes are JSON, but for an object read in protobuf that
+	// carries fields the model does not hold: it is written back in protobuf, intact.
+	Encoding Encoding
 }
 
 // TLSConfig holds the TLS material of a cluster and user as PEM (files named in a

@@ -56,14 +56,8 @@ func tooLargeReason(max int) string {
 // arrive in any number of reads and several frames may share one. It never holds more
 // than one frame (plus one read) in memory: its buffer never grows past max + readSize.
 type frameReader struct {
-	r   io.Reader
-	max int
-
-	buf        []byte
-	start, end int // unconsumed data is buf[start:end]
-	offset     int64
-	err        error // sticky read error
-	valid      bool  // the last frame next returned is known to be valid JSON
+	readBuffer
+	valid bool // the last frame next returned is known to be valid JSON
 	// readyAt and readyEnd are where pending found a whole valid frame (readyEnd 0: none
 	// found); fill, which moves the data, clears them.
 	readyAt, readyEnd int
@@ -73,7 +67,7 @@ func newFrameReader(r io.Reader, max int) *frameReader {
 	if max <= 0 {
 		max = DefaultMaxFrameSize
 	}
-	return &frameReader{r: r, max: max, buf: make([]byte, readSize)}
+	return &frameReader{readBuffer: readBuffer{r: r, max: max, buf: make([]byte, readSize)}}
 }
 
 // next returns the next frame and the byte offset in the stream where it starts. The
@@ -171,10 +165,27 @@ func (f *frameReader) pending() bool {
 	return true
 }
 
-// fill reads more data, compacting and growing the buffer as needed (never past max plus
-// one read). It returns the sticky error once no data is left.
+// fill reads more data (see readBuffer.fill), and forgets the frame pending found.
 func (f *frameReader) fill() error {
 	f.readyEnd = 0
+	return f.readBuffer.fill(0)
+}
+
+// readBuffer is a stream read into a buffer that holds at most one frame (of at most
+// max bytes) and one read: the JSON frame reader's, and the protobuf one's.
+type readBuffer struct {
+	r          io.Reader
+	max        int
+	buf        []byte
+	start, end int // unconsumed data is buf[start:end]
+	offset     int64
+	err        error // sticky read error
+}
+
+// fill reads more data, compacting and growing the buffer as needed to hold need bytes
+// from start (never past max plus one read). It returns the sticky error once no data
+// is left.
+func (f *readBuffer) fill(need int) error {
 	if f.err != nil {
 		return f.err
 	}
@@ -183,12 +194,12 @@ func (f *frameReader) fill() error {
 		f.end -= f.start
 		f.start = 0
 	}
-	if f.end == len(f.buf) {
-		n := 2 * len(f.buf)
+	if f.end == len(f.buf) || need > len(f.buf) {
+		n := max(need, 2*len(f.buf))
 		if limit := f.max + readSize; n > limit {
 			n = limit
 		}
-		if n <= len(f.buf) {
+		if n <= f.end {
 			return &FrameError{Offset: f.offset, Reason: tooLargeReason(f.max), Err: ErrFrameTooLarge}
 		}
 		grown := make([]byte, n)

@@ -26,6 +26,10 @@ type Resource[T object.Object] struct {
 	info         ResourceInfo
 	namespace    string
 	metadataOnly bool
+	// proto: reads ask for protobuf (Config.Encoding and T decide; the answer's
+	// Content-Type says what came). protoErr: T cannot be read as the encoding demands.
+	proto    bool
+	protoErr error
 }
 
 // Media types asking the apiserver for metadata only (PartialObjectMetadata).
@@ -40,7 +44,7 @@ const (
 // fraction of the bytes. Use it with T = *object.Raw.
 func (r *Resource[T]) MetadataOnly() *Resource[T] {
 	c := *r
-	c.metadataOnly = true
+	c.metadataOnly, c.proto, c.protoErr = true, false, nil // PartialObjectMetadata: JSON
 	return &c
 }
 
@@ -59,7 +63,8 @@ func For[T object.Object](c *Client, info ResourceInfo, namespace string) *Resou
 	if !info.Namespaced {
 		namespace = ""
 	}
-	return &Resource[T]{client: c, info: info, namespace: namespace}
+	proto, err := protobufChoice[T](c.cfg.Encoding)
+	return &Resource[T]{client: c, info: info, namespace: namespace, proto: proto, protoErr: err}
 }
 
 // Info returns what discovery said about the resource.
@@ -79,10 +84,17 @@ func (r *Resource[T]) List(ctx context.Context, opts ListOptions) (*object.List[
 		var once sync.Once
 		onContinue = func(token string) { once.Do(func() { opts.OnContinue(token) }) }
 	}
-	err := r.client.doRead(ctx, request{method: http.MethodGet, path: r.info.Path(r.namespace, "", ""), query: opts.query(), accept: r.accept(true)},
-		func(body io.Reader) error {
+	if r.protoErr != nil {
+		return nil, r.protoErr
+	}
+	err := r.client.doRead(ctx, request{method: http.MethodGet, path: r.info.Path(r.namespace, "", ""), query: opts.query(), accept: r.acceptFor(true)},
+		func(contentType string, body io.Reader) error {
+			decodeList := decodeListReading[T]
+			if isProtobuf(contentType) {
+				decodeList = decodeProtoList[T]
+			}
 			var err error
-			if list, err = decodeListReading[T](body, opts.MaxFrameSize, opts.Decode, usePrefetch(), r.client.batches, onContinue); err != nil {
+			if list, err = decodeList(body, opts.MaxFrameSize, opts.Decode, usePrefetch(), r.client.batches, onContinue); err != nil {
 				return fmt.Errorf("decoding %s list: %w", r.info.Resource, err)
 			}
 			return nil
@@ -373,17 +385,17 @@ func (r *Resource[T]) Create(ctx context.Context, obj T) (T, error) {
 	if ns == "" {
 		ns = r.namespace
 	}
-	body, err := json.Marshal(obj)
+	body, ct, err := encodeBody(obj, r.info)
 	if err != nil {
 		var zero T
 		return zero, err
 	}
-	b, err := r.client.do(ctx, request{method: http.MethodPost, path: r.info.Path(ns, "", ""), body: body, contentType: "application/json"})
+	b, rct, err := r.client.doTyped(ctx, request{method: http.MethodPost, path: r.info.Path(ns, "", ""), body: body, contentType: ct, accept: r.writeAccept(ct)})
 	if err != nil {
 		var zero T
 		return zero, err
 	}
-	return decode[T](b)
+	return decodeObject[T](rct, b)
 }
 
 // Update replaces obj (PUT). With metadata.resourceVersion set it fails with a Conflict
@@ -403,13 +415,13 @@ func (r *Resource[T]) put(ctx context.Context, obj T, sub string) (T, error) {
 		var zero T
 		return zero, err
 	}
-	body, err := json.Marshal(obj)
+	body, ct, err := encodeBody(obj, r.info)
 	if err != nil {
 		var zero T
 		return zero, err
 	}
 	m := obj.Meta()
-	return r.callNS(ctx, m.Namespace, http.MethodPut, m.Name, sub, body, "application/json")
+	return r.callNS(ctx, m.Namespace, http.MethodPut, m.Name, sub, body, ct)
 }
 
 // writable refuses to write back a T that does not keep every member it was decoded
@@ -423,6 +435,15 @@ func writable[T any]() error {
 			"(a type with MarshalJSON and UnmarshalJSON of its own that keep them may be written too)", typ)
 	}
 	return nil
+}
+
+// writeAccept is the Accept header of a write whose body is of type ct: an object
+// written in protobuf is answered in protobuf, which keeps what it carries.
+func (r *Resource[T]) writeAccept(ct string) string {
+	if ct == protobufMediaType {
+		return protobufAccept
+	}
+	return ""
 }
 
 // Patch applies patch to the named object; sub is "" or a subresource such as "status".
@@ -456,15 +477,18 @@ func (r *Resource[T]) callNS(ctx context.Context, ns, method, name, sub string, 
 	if r.info.Namespaced && ns == "" {
 		return zero, fmt.Errorf("%s %s %q: a namespace is required", method, r.info.Resource, name)
 	}
-	accept := ""
+	accept := r.writeAccept(ct)
 	if method == http.MethodGet {
-		accept = r.accept(false)
+		if r.protoErr != nil {
+			return zero, r.protoErr
+		}
+		accept = r.acceptFor(false)
 	}
-	b, err := r.client.do(ctx, request{method: method, path: r.info.Path(ns, name, sub), body: body, contentType: ct, accept: accept})
+	b, rct, err := r.client.doTyped(ctx, request{method: method, path: r.info.Path(ns, name, sub), body: body, contentType: ct, accept: accept})
 	if err != nil {
 		return zero, err
 	}
-	return decode[T](b)
+	return decodeObject[T](rct, b)
 }
 
 func decode[T any](b []byte) (T, error) {
@@ -478,15 +502,19 @@ func decode[T any](b []byte) (T, error) {
 // Watch opens a watch stream. Errors before the stream starts (403, 410 answered as a
 // status, a refused connection) are returned here; errors on the stream come from Next.
 func (r *Resource[T]) Watch(ctx context.Context, opts WatchOptions) (Stream[T], error) {
+	if r.protoErr != nil {
+		return nil, r.protoErr
+	}
 	path := r.info.Path(r.namespace, "", "")
 	var (
 		src frameSource
 		err error
 	)
 	if opts.WebSocket {
+		// JSON: the apiserver's websocket watch sends text messages of JSON events.
 		src, err = r.client.openWebSocket(ctx, path, opts, r.accept(false))
 	} else {
-		src, err = r.client.openStream(ctx, path, opts, r.accept(false))
+		src, err = r.client.openStream(ctx, path, opts, r.acceptFor(false))
 	}
 	if err != nil {
 		return nil, err
@@ -502,6 +530,9 @@ func (c *Client) openStream(ctx context.Context, path string, opts WatchOptions,
 	if err != nil {
 		cancel()
 		return nil, err
+	}
+	if isProtobuf(resp.Header.Get("Content-Type")) {
+		return &protoWatchSource{body: resp.Body, in: newProtoReader(resp.Body, opts.MaxFrameSize), cancel: cancel}, nil
 	}
 	return &bodySource{body: resp.Body, frames: newFrameReader(resp.Body, opts.MaxFrameSize), cancel: cancel}, nil
 }

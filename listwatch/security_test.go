@@ -159,7 +159,7 @@ func TestKubeconfigUserPrintsNoSecret(t *testing.T) {
 // until someone decides which it is.
 func TestEveryConfigFieldIsClassified(t *testing.T) {
 	printed := map[string]bool{
-		"Host": true, "Namespace": true, "BearerTokenFile": true, "UserAgent": true,
+		"Host": true, "Namespace": true, "BearerTokenFile": true, "UserAgent": true, "Encoding": true,
 		"TLS.ServerName": true, "Exec.APIVersion": true, "Exec.Command": true,
 		"Exec.InstallHint": true, "Exec.InteractiveMode": true, "Exec.Env.Name": true,
 		// Secret, or shown only as a size: BearerToken, TLS.CAData, TLS.CertData,

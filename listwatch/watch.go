@@ -91,6 +91,8 @@ type Watch[T any] struct {
 	// list, which the reflector hands over whole, not events: none is followed.
 	initialEvents bool
 	decode        object.DecodeOptions // for each event's object
+	// proto: the frames are protobuf WatchEvents (the server answered in protobuf).
+	proto bool
 }
 
 func newWatch[T any](ctx context.Context, src frameSource, opts WatchOptions, pool *batchPool) *Watch[T] {
@@ -102,6 +104,7 @@ func newWatch[T any](ctx context.Context, src frameSource, opts WatchOptions, po
 func newWatchReading[T any](ctx context.Context, src frameSource, opts WatchOptions, prefetch bool, pool *batchPool) *Watch[T] {
 	w := &Watch[T]{ctx: ctx, src: src, idle: opts.IdleTimeout, maxFrame: opts.MaxFrameSize, tracer: opts.Tracer, initialEvents: opts.SendInitialEvents,
 		decode: opts.Decode}
+	_, w.proto = src.(*protoWatchSource)
 	if w.maxFrame <= 0 {
 		w.maxFrame = DefaultMaxFrameSize
 	}
@@ -170,7 +173,9 @@ func (w *Watch[T]) next() (Event[T], error) {
 		w.timer.Reset(w.idle)
 	}
 	var ev Event[T]
-	if fr.valid {
+	if w.proto {
+		ev, err = decodeProtoEvent[T](fr.data, w.decode)
+	} else if fr.valid {
 		ev, err = decodeValidEvent[T](fr.data, w.decode)
 	} else {
 		ev, err = decodeEvent[T](fr.data, w.decode)

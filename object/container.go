@@ -16,13 +16,13 @@ import (
 // Name, Image and Unknown, and change it by making a new container (NewContainer, With).
 type Container struct {
 	shared       *containerShared
-	VolumeMounts []VolumeMount `json:"volumeMounts,omitempty"`
+	VolumeMounts []VolumeMount `json:"volumeMounts,omitempty" pb:"9"`
 }
 
 // containerShared is what one container of a template is in every pod made from it.
 type containerShared struct {
-	Name    string  `json:"name"`
-	Image   string  `json:"image,omitempty"`
+	Name    string  `json:"name" pb:"1"`
+	Image   string  `json:"image,omitempty" pb:"2"`
 	Unknown Unknown `json:"-"`
 }
 
@@ -61,7 +61,7 @@ func (c Container) Equal(d Container) bool {
 // every pod of a ReplicaSet share them. A pod of a service mesh mounts a score of
 // volumes in its spec and as many again in its status: 24 bytes a mount instead of 48.
 type VolumeMount struct {
-	Name    string  `json:"name"`
+	Name    string  `json:"name" pb:"1"`
 	Unknown Unknown `json:"-"`
 }
 
@@ -88,7 +88,7 @@ func (m VolumeMount) equal(o VolumeMount) bool { return m.Name == o.Name && m.Un
 // Volume is one of a pod's volumes: its name; its source (projected, configMap,
 // emptyDir, ...) stays raw.
 type Volume struct {
-	Name    string  `json:"name"`
+	Name    string  `json:"name" pb:"1"`
 	Unknown Unknown `json:"-"`
 }
 
@@ -114,9 +114,9 @@ func (v *Volume) UnmarshalJSON(b []byte) error { return codec.Unmarshal(b, v) }
 // waiting, running or terminated, or none (an empty object, as a container that never
 // restarted has for lastState).
 type ContainerState struct {
-	Waiting    *ContainerStateWaiting    `json:"waiting,omitempty"`
-	Running    *ContainerStateRunning    `json:"running,omitempty"`
-	Terminated *ContainerStateTerminated `json:"terminated,omitempty"`
+	Waiting    *ContainerStateWaiting    `json:"waiting,omitempty" pb:"1"`
+	Running    *ContainerStateRunning    `json:"running,omitempty" pb:"2"`
+	Terminated *ContainerStateTerminated `json:"terminated,omitempty" pb:"3"`
 	Unknown    Unknown                   `json:"-"`
 }
 
@@ -137,29 +137,53 @@ func (s ContainerState) clone() ContainerState {
 	return s
 }
 
+// equal reports whether s and t hold the same states, fields and members.
+func (s ContainerState) equal(t ContainerState) bool {
+	return s.Unknown.Equal(t.Unknown) &&
+		equalPointed(s.Waiting, t.Waiting, func(a, b ContainerStateWaiting) bool {
+			return a.Reason == b.Reason && a.Message == b.Message && a.Unknown.Equal(b.Unknown)
+		}) &&
+		equalPointed(s.Running, t.Running, func(a, b ContainerStateRunning) bool {
+			return a.StartedAt.Equal(b.StartedAt) && a.Unknown.Equal(b.Unknown)
+		}) &&
+		equalPointed(s.Terminated, t.Terminated, func(a, b ContainerStateTerminated) bool {
+			return a.ExitCode == b.ExitCode && a.Reason == b.Reason && a.Message == b.Message &&
+				a.StartedAt.Equal(b.StartedAt) && a.FinishedAt.Equal(b.FinishedAt) &&
+				a.ContainerID == b.ContainerID && a.Unknown.Equal(b.Unknown)
+		})
+}
+
+// equalPointed compares two pointers by what they point to.
+func equalPointed[T any](a, b *T, equal func(a, b T) bool) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return equal(*a, *b)
+}
+
 // ContainerStateWaiting is a container not yet running: why (ContainerCreating,
 // ImagePullBackOff, CrashLoopBackOff, ...).
 type ContainerStateWaiting struct {
-	Reason  string  `json:"reason,omitempty"`
-	Message string  `json:"message,omitempty"`
+	Reason  string  `json:"reason,omitempty" pb:"1"`
+	Message string  `json:"message,omitempty" pb:"2"`
 	Unknown Unknown `json:"-"`
 }
 
 // ContainerStateRunning is a running container, since StartedAt.
 type ContainerStateRunning struct {
-	StartedAt Time    `json:"startedAt,omitzero"`
+	StartedAt Time    `json:"startedAt,omitzero" pb:"1"`
 	Unknown   Unknown `json:"-"`
 }
 
 // ContainerStateTerminated is a container that ended: how, when, and which run of it.
 // The API always writes exitCode.
 type ContainerStateTerminated struct {
-	ExitCode    int32   `json:"exitCode"`
-	Reason      string  `json:"reason,omitempty"`
-	Message     string  `json:"message,omitempty"`
-	StartedAt   Time    `json:"startedAt,omitzero"`
-	FinishedAt  Time    `json:"finishedAt,omitzero"`
-	ContainerID string  `json:"containerID,omitempty"`
+	ExitCode    int32   `json:"exitCode" pb:"1"`
+	Reason      string  `json:"reason,omitempty" pb:"3"`
+	Message     string  `json:"message,omitempty" pb:"4"`
+	StartedAt   Time    `json:"startedAt,omitzero" pb:"5"`
+	FinishedAt  Time    `json:"finishedAt,omitzero" pb:"6"`
+	ContainerID string  `json:"containerID,omitempty" pb:"7"`
 	Unknown     Unknown `json:"-"`
 }
 

@@ -11,8 +11,8 @@ import (
 // renews, used for leader election and node heartbeats.
 type Lease struct {
 	TypeMeta
-	ObjectMeta `json:"metadata"`
-	Spec       LeaseSpec `json:"spec"`
+	ObjectMeta `json:"metadata" pb:"1"`
+	Spec       LeaseSpec `json:"spec" pb:"2"`
 
 	Unknown Unknown `json:"-"`
 }
@@ -22,11 +22,11 @@ type Lease struct {
 // empty one both mean nobody holds the lease. Fields this package does not model
 // (strategy, preferredHolder) are kept in Unknown and written back unchanged.
 type LeaseSpec struct {
-	HolderIdentity       *string    `json:"holderIdentity,omitempty"`
-	LeaseDurationSeconds *int32     `json:"leaseDurationSeconds,omitempty"`
-	AcquireTime          *MicroTime `json:"acquireTime,omitempty"`
-	RenewTime            *MicroTime `json:"renewTime,omitempty"`
-	LeaseTransitions     *int32     `json:"leaseTransitions,omitempty"`
+	HolderIdentity       *string    `json:"holderIdentity,omitempty" pb:"1"`
+	LeaseDurationSeconds *int32     `json:"leaseDurationSeconds,omitempty" pb:"2"`
+	AcquireTime          *MicroTime `json:"acquireTime,omitempty" pb:"3"`
+	RenewTime            *MicroTime `json:"renewTime,omitempty" pb:"4"`
+	LeaseTransitions     *int32     `json:"leaseTransitions,omitempty" pb:"5"`
 	Unknown              Unknown    `json:"-"`
 }
 

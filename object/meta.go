@@ -4,26 +4,26 @@ import "github.com/kinformer/kinformer/internal/codec"
 
 // TypeMeta names an object's kind and API version. Items inside a list carry neither.
 type TypeMeta struct {
-	APIVersion string `json:"apiVersion,omitempty"`
-	Kind       string `json:"kind,omitempty"`
+	APIVersion string `json:"apiVersion,omitempty" pb:"-"`
+	Kind       string `json:"kind,omitempty" pb:"-"`
 }
 
 // ObjectMeta is the metadata every persisted object has. Fields the engine does not read
 // (managedFields, deletionGracePeriodSeconds, selfLink, ...) are kept in Unknown and
 // written back unchanged.
 type ObjectMeta struct {
-	Name              string            `json:"name,omitempty"`
-	GenerateName      string            `json:"generateName,omitempty"`
-	Namespace         string            `json:"namespace,omitempty"`
-	UID               string            `json:"uid,omitempty"`
-	ResourceVersion   string            `json:"resourceVersion,omitempty"`
-	Generation        int64             `json:"generation,omitempty"`
-	CreationTimestamp Time              `json:"creationTimestamp,omitzero"`
-	DeletionTimestamp *Time             `json:"deletionTimestamp,omitempty"`
-	Labels            map[string]string `json:"labels,omitempty"`
-	Annotations       map[string]string `json:"annotations,omitempty"`
-	OwnerReferences   []OwnerReference  `json:"ownerReferences,omitempty"`
-	Finalizers        []string          `json:"finalizers,omitempty"`
+	Name              string            `json:"name,omitempty" pb:"1"`
+	GenerateName      string            `json:"generateName,omitempty" pb:"2"`
+	Namespace         string            `json:"namespace,omitempty" pb:"3"`
+	UID               string            `json:"uid,omitempty" pb:"5"`
+	ResourceVersion   string            `json:"resourceVersion,omitempty" pb:"6"`
+	Generation        int64             `json:"generation,omitempty" pb:"7"`
+	CreationTimestamp Time              `json:"creationTimestamp,omitzero" pb:"8"`
+	DeletionTimestamp *Time             `json:"deletionTimestamp,omitempty" pb:"9"`
+	Labels            map[string]string `json:"labels,omitempty" pb:"11"`
+	Annotations       map[string]string `json:"annotations,omitempty" pb:"12"`
+	OwnerReferences   []OwnerReference  `json:"ownerReferences,omitempty" pb:"13"`
+	Finalizers        []string          `json:"finalizers,omitempty" pb:"14"`
 
 	Unknown Unknown `json:"-"`
 }
@@ -68,12 +68,12 @@ type Object interface {
 
 // OwnerReference points from a dependent to its owner. Controller marks the managing owner.
 type OwnerReference struct {
-	APIVersion         string `json:"apiVersion"`
-	Kind               string `json:"kind"`
-	Name               string `json:"name"`
-	UID                string `json:"uid"`
-	Controller         *bool  `json:"controller,omitempty"`
-	BlockOwnerDeletion *bool  `json:"blockOwnerDeletion,omitempty"`
+	APIVersion         string `json:"apiVersion" pb:"5"`
+	Kind               string `json:"kind" pb:"1"`
+	Name               string `json:"name" pb:"3"`
+	UID                string `json:"uid" pb:"4"`
+	Controller         *bool  `json:"controller,omitempty" pb:"6"`
+	BlockOwnerDeletion *bool  `json:"blockOwnerDeletion,omitempty" pb:"7"`
 }
 
 // IsController reports whether the reference marks the managing controller.

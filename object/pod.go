@@ -1,8 +1,8 @@
 package object
 
 import (
-	"bytes"
 	"encoding/json"
+	"slices"
 
 	"github.com/kinformer/kinformer/internal/codec"
 )
@@ -11,9 +11,9 @@ import (
 // status is carried unchanged in the Unknown members.
 type Pod struct {
 	TypeMeta
-	ObjectMeta `json:"metadata"`
-	Spec       PodSpec   `json:"spec"`
-	Status     PodStatus `json:"status"`
+	ObjectMeta `json:"metadata" pb:"1"`
+	Spec       PodSpec   `json:"spec" pb:"2"`
+	Status     PodStatus `json:"status" pb:"3"`
 
 	Unknown Unknown `json:"-"`
 }
@@ -28,10 +28,10 @@ type Pod struct {
 // in fields of their own, everything else in a container and a volume is the same bytes
 // from pod to pod, which an informer's cache holds once (see DecodeOptions.Maps).
 type PodSpec struct {
-	NodeName       string      `json:"nodeName,omitempty"`
-	Volumes        []Volume    `json:"volumes,omitempty"`
-	InitContainers []Container `json:"initContainers,omitempty"`
-	Containers     []Container `json:"containers,omitempty"`
+	NodeName       string      `json:"nodeName,omitempty" pb:"10"`
+	Volumes        []Volume    `json:"volumes,omitempty" pb:"1"`
+	InitContainers []Container `json:"initContainers,omitempty" pb:"20"`
+	Containers     []Container `json:"containers,omitempty" pb:"2"`
 	Unknown        Unknown     `json:"-"`
 }
 
@@ -50,9 +50,9 @@ const (
 // PodStatus models the phase, the conditions and the containers' restart counts (the
 // ReplicaSet controller ranks pods by them).
 type PodStatus struct {
-	Phase             PodPhase          `json:"phase,omitempty"`
-	Conditions        []PodCondition    `json:"conditions,omitempty"`
-	ContainerStatuses []ContainerStatus `json:"containerStatuses,omitempty"`
+	Phase             PodPhase          `json:"phase,omitempty" pb:"1"`
+	Conditions        []PodCondition    `json:"conditions,omitempty" pb:"2"`
+	ContainerStatuses []ContainerStatus `json:"containerStatuses,omitempty" pb:"8"`
 	Unknown           Unknown           `json:"-"`
 }
 
@@ -66,17 +66,17 @@ type PodStatus struct {
 // writes it ({} for none), and so are ready, restartCount and lastState.
 type ContainerStatus struct {
 	shared       *containerStatusShared
-	ContainerID  string         `json:"containerID,omitempty"`
-	State        ContainerState `json:"state"`
-	VolumeMounts []VolumeMount  `json:"volumeMounts,omitempty"`
-	RestartCount int32          `json:"restartCount"`
+	ContainerID  string         `json:"containerID,omitempty" pb:"8"`
+	State        ContainerState `json:"state" pb:"2"`
+	VolumeMounts []VolumeMount  `json:"volumeMounts,omitempty" pb:"12"`
+	RestartCount int32          `json:"restartCount" pb:"5"`
 }
 
 // containerStatusShared is what the statuses of one container in many pods have alike.
 type containerStatusShared struct {
-	Name      string         `json:"name"`
-	Ready     bool           `json:"ready"`
-	LastState ContainerState `json:"lastState"`
+	Name      string         `json:"name" pb:"1"`
+	Ready     bool           `json:"ready" pb:"4"`
+	LastState ContainerState `json:"lastState" pb:"3"`
 	Unknown   Unknown        `json:"-"`
 }
 
@@ -113,12 +113,12 @@ func (c ContainerStatus) WithLastState(last ContainerState) ContainerStatus {
 	return c
 }
 
-// Equal reports whether c and d hold the same fields and members: whether they encode
-// alike (go-cmp calls it).
+// Equal reports whether c and d hold the same fields and members (go-cmp calls it).
 func (c ContainerStatus) Equal(d ContainerStatus) bool {
-	a, errA := c.MarshalJSON()
-	b, errB := d.MarshalJSON()
-	return errA == nil && errB == nil && bytes.Equal(a, b)
+	a, b := deref(c.shared), deref(d.shared)
+	return c.ContainerID == d.ContainerID && c.RestartCount == d.RestartCount && c.State.equal(d.State) &&
+		slices.EqualFunc(c.VolumeMounts, d.VolumeMounts, VolumeMount.equal) &&
+		a.Name == b.Name && a.Ready == b.Ready && a.LastState.equal(b.LastState) && a.Unknown.Equal(b.Unknown)
 }
 
 // PodCondition is one entry of status.conditions (Ready, PodScheduled, ...): its type,
@@ -132,13 +132,13 @@ func (c ContainerStatus) Equal(d ContainerStatus) bool {
 // NewPodCondition or With). The zero PodCondition has no type and no status.
 type PodCondition struct {
 	state              *podConditionState
-	LastTransitionTime Time `json:"lastTransitionTime,omitzero"`
+	LastTransitionTime Time `json:"lastTransitionTime,omitzero" pb:"4"`
 }
 
 // podConditionState is what conditions in one state have alike: all but the time.
 type podConditionState struct {
-	Type    string  `json:"type"`
-	Status  string  `json:"status"`
+	Type    string  `json:"type" pb:"1"`
+	Status  string  `json:"status" pb:"2"`
 	Unknown Unknown `json:"-"`
 }
 

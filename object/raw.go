@@ -7,7 +7,7 @@ import "github.com/kinformer/kinformer/internal/codec"
 // back every member it was decoded from.
 type Raw struct {
 	TypeMeta
-	ObjectMeta `json:"metadata"`
+	ObjectMeta `json:"metadata" pb:"1"`
 
 	Unknown Unknown `json:"-"`
 }

@@ -23,15 +23,17 @@ var schema = codec.Schema{
 	Direct: []reflect.Type{reflect.TypeFor[OwnerReference]()},
 	// Conditions, containers and their statuses keep what many pods have alike behind a
 	// pointer.
-	Headed: []reflect.Type{reflect.TypeFor[PodCondition](), reflect.TypeFor[Container](), reflect.TypeFor[ContainerStatus]()},
-	Text:   []codec.TextType{codec.Text((*Time).parse)},
+	Headed:   []reflect.Type{reflect.TypeFor[PodCondition](), reflect.TypeFor[Container](), reflect.TypeFor[ContainerStatus]()},
+	Text:     []codec.TextType{codec.Text((*Time).parse)},
+	Messages: protobufMessages,
 	Metadata: codec.Metadata{
-		Type:        reflect.TypeFor[ObjectMeta](),
-		Member:      "metadata",
-		Droppable:   "managedFields",
-		SharedMaps:  []string{"labels", "annotations"},
-		SharedLists: []string{"ownerReferences"},
-		NotInterned: []string{"name", "uid", "resourceVersion"},
+		Type:            reflect.TypeFor[ObjectMeta](),
+		Member:          "metadata",
+		Droppable:       "managedFields",
+		DroppableNumber: 17,
+		SharedMaps:      []string{"labels", "annotations"},
+		SharedLists:     []string{"ownerReferences"},
+		NotInterned:     []string{"name", "uid", "resourceVersion"},
 	},
 	ApplyOptions: applyOptions,
 }

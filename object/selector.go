@@ -132,15 +132,15 @@ func SelectorFromSet(set map[string]string) Selector {
 
 // LabelSelector is the structured selector of a workload's spec.selector.
 type LabelSelector struct {
-	MatchLabels      map[string]string          `json:"matchLabels,omitempty"`
-	MatchExpressions []LabelSelectorRequirement `json:"matchExpressions,omitempty"`
+	MatchLabels      map[string]string          `json:"matchLabels,omitempty" pb:"1"`
+	MatchExpressions []LabelSelectorRequirement `json:"matchExpressions,omitempty" pb:"2"`
 }
 
 // LabelSelectorRequirement is one entry of matchExpressions.
 type LabelSelectorRequirement struct {
-	Key      string   `json:"key"`
-	Operator Operator `json:"operator"`
-	Values   []string `json:"values,omitempty"`
+	Key      string   `json:"key" pb:"1"`
+	Operator Operator `json:"operator" pb:"2"`
+	Values   []string `json:"values,omitempty" pb:"3"`
 }
 
 // AsSelector converts a LabelSelector. As in Kubernetes, a nil selector matches nothing and

@@ -39,6 +39,12 @@ func (u *Unknown) Set(name string, value json.RawMessage) { u.members.Set(name, 
 // Delete removes the member name, if there is one.
 func (u *Unknown) Delete(name string) { u.members.Delete(name) }
 
+// Protobuf returns the fields u holds when the object was decoded from protobuf: the
+// fields no Go field models, tag and value as the server wrote them, in the order it
+// wrote them (they have numbers, not names, so Get and All find none of them), and true.
+// For JSON members it returns nil and false. The bytes may be shared: do not change them.
+func (u Unknown) Protobuf() ([]byte, bool) { return u.members.Protobuf() }
+
 // Equal reports whether u and v hold the same members with the same values, as JSON
 // (go-cmp's Equal and Diff call it). reflect.DeepEqual does not look at the members: it
 // says two Unknowns are equal only when they share their buffer, as the objects of one

@@ -16,6 +16,8 @@ type builder struct {
 	small [16]span
 	more  []span
 	index map[string]int // by name, once there are many members
+	// proto says the members are protobuf fields, added with addField, verbatim.
+	proto bool
 }
 
 // span is a member in buf: buf[start:end], or dropped (a later one had its name). name
@@ -73,6 +75,13 @@ func (b *builder) addText(name string, value []byte) {
 	}
 	b.placeValue(at, packed)
 	b.push(span{start, len(b.buf), nil})
+}
+
+// addField adds a protobuf field, its tag and value as written.
+func (b *builder) addField(f []byte) {
+	b.grow()
+	b.proto = true
+	b.buf = append(b.buf, f...)
 }
 
 // addMember adds a member as stored in a Members. Names must be unique.
@@ -161,22 +170,22 @@ func (b *builder) build(parts *parts) []byte {
 		out = out[:w]
 	}
 	var buf []byte
-	switch n := uvarintLen(len(out)) + len(out); {
+	switch n := uvarintLen(len(out)<<1) + len(out); {
 	case len(out) == 0:
 	case n <= internMax:
 		// Small: framed on the stack, and shared through the intern table.
 		var small [internMax]byte
-		buf = internBytes(withLength(small[:0], out))
+		buf = internBytes(withLength(small[:0], out, b.proto))
 	case parts != nil && n <= maxFramedInScratch:
 		// Framed in the scratch buffer's room past its end (which the next use writes
 		// over; the room grown stays with the pool's buffer): a part the table holds
 		// costs no allocation.
 		b.buf = slices.Grow(b.buf, n)
-		buf = parts.bytes(withLength(b.buf[len(b.buf):len(b.buf)], out))
+		buf = parts.bytes(withLength(b.buf[len(b.buf):len(b.buf)], out, b.proto))
 	case parts != nil:
-		buf = parts.adopt(withLength(make([]byte, 0, n), out))
+		buf = parts.adopt(withLength(make([]byte, 0, n), out, b.proto))
 	default:
-		buf = withLength(make([]byte, 0, n), out) // the one copy kept
+		buf = withLength(make([]byte, 0, n), out, b.proto) // the one copy kept
 	}
 	if cap(b.buf) <= 64<<10 {
 		*b.sp = b.buf[:0]

@@ -56,7 +56,9 @@ func (c *entries) add(t *table, p unsafe.Pointer) error {
 	rv := reflect.NewAt(t.typ, p).Elem()
 	var unknown Members
 	if t.unknown >= 0 {
-		unknown = *(*Members)(unsafe.Add(p, t.unknown))
+		if unknown = *(*Members)(unsafe.Add(p, t.unknown)); unknown.IsProtobuf() {
+			return fmt.Errorf("encoding %v as JSON: %w", t.typ, ErrProtobufMembers)
+		}
 	}
 	if c.list == nil {
 		c.list = make([]entry, 0, len(t.fields)+8)

@@ -110,7 +110,10 @@ func (t *table) decodeHeaded(data []byte, i int, p unsafe.Pointer) (int, error) 
 		}
 	}
 	text = append(text, '}')
-	h, err := t.head.find(text)
+	h, err := t.head.find(text, func(b []byte, v unsafe.Pointer) error {
+		_, err := t.head.table.decode(b, 0, v)
+		return err
+	})
 	if err != nil {
 		return -1, err
 	}
@@ -118,8 +121,9 @@ func (t *table) decodeHeaded(data []byte, i int, p unsafe.Pointer) (int, error) 
 	return j, nil
 }
 
-// find returns the head decoded from text: the cache's, when it holds one of that text.
-func (h *head) find(text []byte) (unsafe.Pointer, error) {
+// find returns the head decoded from text (JSON, or protobuf fields) by decode: the
+// cache's, when it holds one of that text.
+func (h *head) find(text []byte, decode func(text []byte, v unsafe.Pointer) error) (unsafe.Pointer, error) {
 	var slot *atomic.Pointer[headEntry]
 	if h.slots != nil && len(text) <= sharedListMax {
 		slot = &h.slots.slots[maphash.Bytes(h.slots.seed, text)&(headSlotCount-1)]
@@ -130,7 +134,7 @@ func (h *head) find(text []byte) (unsafe.Pointer, error) {
 		}
 	}
 	v := reflect.New(h.typ).UnsafePointer()
-	if _, err := h.table.decode(text, 0, v); err != nil {
+	if err := decode(text, v); err != nil {
 		return nil, err
 	}
 	if slot != nil {

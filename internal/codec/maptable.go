@@ -225,13 +225,19 @@ type variantKey struct {
 // shared parts, and whose metadata's shared maps are decoded through t; built on first
 // use.
 func (t *MapTable) variant(r *registry, base *table, drop bool) *table {
-	key := variantKey{base, drop}
+	return variantOf(t, variantKey{base, drop}, func() *table {
+		own := t.registryFor(r).lookup(base.typ)
+		return own.withMeta(own.object.metaVariant(drop, t))
+	})
+}
+
+// variantOf returns the variant named key, made by build on first use.
+func variantOf[V any](t *MapTable, key any, build func() V) V {
 	if v, ok := t.variants.Load(key); ok {
-		return v.(*table)
+		return v.(V)
 	}
-	own := t.registryFor(r).lookup(base.typ)
-	v, _ := t.variants.LoadOrStore(key, own.withMeta(own.object.metaVariant(drop, t)))
-	return v.(*table)
+	v, _ := t.variants.LoadOrStore(key, build())
+	return v.(V)
 }
 
 // textValue is a decoded value and the JSON text it was decoded from.
@@ -261,21 +267,33 @@ func (t *MapTable) byText(typ reflect.Type, decode decodeFunc) decodeFunc {
 		if end < 0 || end-i > sharedListMax || data[i] == 'n' {
 			return decode(data, i, p)
 		}
-		text := data[i:end]
-		slot := &t.lists[maphash.Bytes(t.seed, text)&(listSlots-1)]
-		field := reflect.NewAt(typ, p).Elem()
-		if s := slot.Load(); s != nil && bytes.Equal(s.text, text) {
-			field.Set(s.value.Elem())
-			return end, nil
-		}
-		n, err := decode(data, i, p)
-		if err == nil && n == end {
-			v := reflect.New(typ)
-			v.Elem().Set(field)
-			slot.Store(&textValue{text: bytes.Clone(text), value: v})
-		}
+		n := end
+		err := t.shareByText(data[i:end], typ, p, func() (bool, error) {
+			var err error
+			n, err = decode(data, i, p)
+			return n == end, err
+		})
 		return n, err
 	}
+}
+
+// shareByText sets the field of type typ at p to the value the table holds for text
+// (JSON text, or protobuf fields), or has decode set it, and keeps a copy of what it set
+// when decode says the value was all of text (whole).
+func (t *MapTable) shareByText(text []byte, typ reflect.Type, p unsafe.Pointer, decode func() (whole bool, err error)) error {
+	slot := &t.lists[maphash.Bytes(t.seed, text)&(listSlots-1)]
+	field := reflect.NewAt(typ, p).Elem()
+	if s := slot.Load(); s != nil && bytes.Equal(s.text, text) {
+		field.Set(s.value.Elem())
+		return nil
+	}
+	whole, err := decode()
+	if err == nil && whole {
+		v := reflect.New(typ)
+		v.Elem().Set(field)
+		slot.Store(&textValue{text: bytes.Clone(text), value: v})
+	}
+	return err
 }
 
 // Forget empties the table's slots of values found by their text (owner references,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"iter"
 	"reflect"
 	"unsafe"
@@ -25,7 +26,11 @@ type Members struct {
 	// only when they share their buffer (as a cache's objects do), and otherwise says they
 	// differ, which a caller asking "did it change?" survives. Equal compares members.
 	//
-	// The run is the members: each a name header, the name's bytes unless the header
+	// The length is written len<<1|proto: proto says the run is protobuf fields, the
+	// fields of a message that no Go field claims, as the server wrote them (see
+	// proto.go), rather than JSON members.
+	//
+	// A JSON run is the members: each a name header, the name's bytes unless the header
 	// names a word, a value header and the value's bytes. A name header is a uvarint,
 	// index<<1|1 for the word words[index], len<<1 for a name of len bytes that follow.
 	// A value header is len<<1|packed: a packed value holds word codes (see pack.go),
@@ -33,10 +38,17 @@ type Members struct {
 	p unsafe.Pointer
 }
 
-// run returns the members' bytes, which must not be changed.
+// run returns the members' bytes, which must not be changed: JSON members, unless
+// the Members holds protobuf fields.
 func (u Members) run() []byte {
+	run, _ := u.runOf()
+	return run
+}
+
+// runOf returns the members' bytes, and whether they are protobuf fields.
+func (u Members) runOf() ([]byte, bool) {
 	if u.p == nil {
-		return nil
+		return nil, false
 	}
 	// The length's bytes are read one at a time: the buffer may be shorter than the
 	// longest uvarint, and nothing may be read past it.
@@ -45,15 +57,15 @@ func (u Members) run() []byte {
 		c := *(*byte)(unsafe.Add(u.p, i))
 		n |= uint64(c&0x7f) << shift
 		if c < 0x80 {
-			return unsafe.Slice((*byte)(unsafe.Add(u.p, i+1)), n)
+			return unsafe.Slice((*byte)(unsafe.Add(u.p, i+1)), n>>1), n&1 != 0
 		}
 	}
 }
 
 // withLength returns run behind its length, as a Members' buffer is laid out, in dst's
-// room.
-func withLength(dst, run []byte) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(run)))
+// room: proto says run is protobuf fields.
+func withLength(dst, run []byte, proto bool) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(run))<<1|boolBit(proto))
 	return append(dst, run...)
 }
 
@@ -66,8 +78,11 @@ func membersOf(buf []byte) Members {
 	return Members{p: unsafe.Pointer(&buf[0])}
 }
 
-// Len returns the number of members.
+// Len returns the number of members (of fields, for protobuf fields).
 func (u Members) Len() int {
+	if run, proto := u.runOf(); proto {
+		return countFields(run)
+	}
 	n := 0
 	for range u.members() {
 		n++
@@ -77,7 +92,7 @@ func (u Members) Len() int {
 
 // Get returns the value of the member name (its JSON text), or nil if there is none. A
 // value is never empty (a member set to nothing reads null). It may be shared with u: do
-// not change it.
+// not change it. Protobuf fields have numbers, not names: Get finds none of them.
 func (u Members) Get(name string) json.RawMessage {
 	for m := range u.members() {
 		if m.is(name) {
@@ -87,7 +102,7 @@ func (u Members) Get(name string) json.RawMessage {
 	return nil
 }
 
-// All yields every member's name and value, in order.
+// All yields every member's name and value, in order (none for protobuf fields).
 func (u Members) All() iter.Seq2[string, json.RawMessage] {
 	return func(yield func(string, json.RawMessage) bool) {
 		for m := range u.members() {
@@ -100,8 +115,12 @@ func (u Members) All() iter.Seq2[string, json.RawMessage] {
 
 // Set adds the member name with a copy of value, or replaces its value where it is
 // already there (keeping its place). An empty value is stored as null, which is what
-// encoding a nil json.RawMessage gives.
+// encoding a nil json.RawMessage gives. Protobuf fields cannot take a JSON member: Set
+// on them panics (ErrProtobufMembers says why).
 func (u *Members) Set(name string, value json.RawMessage) {
+	if u.IsProtobuf() {
+		panic(fmt.Sprintf("codec: Set(%q) on members decoded from protobuf: %v", name, ErrProtobufMembers))
+	}
 	if len(value) == 0 {
 		value = json.RawMessage("null")
 	}
@@ -137,9 +156,15 @@ func (u *Members) Delete(name string) {
 
 // Equal reports whether u and v hold the same members with the same values, as JSON:
 // member order, and the spacing and escaping of a value, make no difference (encoding an
-// object compacts its unknown members' values).
+// object compacts its unknown members' values). Protobuf fields equal the same fields,
+// byte for byte, and never JSON members.
 func (u Members) Equal(v Members) bool {
-	if bytes.Equal(u.run(), v.run()) {
+	ur, up := u.runOf()
+	vr, vp := v.runOf()
+	if up != vp || up {
+		return up == vp && bytes.Equal(ur, vr)
+	}
+	if bytes.Equal(ur, vr) {
 		return true
 	}
 	if u.Len() != v.Len() {
@@ -154,8 +179,12 @@ func (u Members) Equal(v Members) bool {
 	return true
 }
 
-// String shows the members as a JSON object, for %v and test failures.
+// String shows the members as a JSON object, for %v and test failures; protobuf fields
+// as their numbers and lengths.
 func (u Members) String() string {
+	if run, proto := u.runOf(); proto {
+		return protoFieldsString(run)
+	}
 	var b bytes.Buffer
 	b.WriteByte('{')
 	for m := range u.members() {
@@ -228,7 +257,10 @@ func (m member) appendText(dst []byte) []byte {
 // makes) ends the iteration.
 func (u Members) members() iter.Seq[member] {
 	return func(yield func(member) bool) {
-		b := u.run()
+		b, proto := u.runOf()
+		if proto {
+			return // fields, not members
+		}
 		for len(b) > 0 {
 			start := b
 			var m member

@@ -30,6 +30,9 @@ type Schema struct {
 	// Text are the types written as JSON strings that a function of their own decodes
 	// (timestamps).
 	Text []TextType
+	// Messages are the types written as protobuf messages that functions of their own
+	// decode and encode (timestamps, int-or-strings).
+	Messages []MessageType
 	// Metadata says where an object's metadata is, and what Options change in it.
 	Metadata Metadata
 	// ApplyOptions does to a value of a type without a table (a type of another package,
@@ -44,8 +47,10 @@ type Schema struct {
 type Metadata struct {
 	Type   reflect.Type
 	Member string
-	// Droppable is the member that Options.DropManagedFields leaves out.
-	Droppable string
+	// Droppable is the member that Options.DropManagedFields leaves out, and
+	// DroppableNumber its protobuf field number.
+	Droppable       string
+	DroppableNumber int32
 	// SharedMaps are the members, of type map[string]string, that Options.Maps shares.
 	SharedMaps []string
 	// SharedLists are the members, of any type, that Options.Maps shares when their JSON
@@ -101,6 +106,9 @@ type registry struct {
 	direct map[reflect.Type]bool
 	text   map[reflect.Type]decodeFunc
 	headed map[reflect.Type]bool
+	// ptables are the protobuf tables (proto.go), built with the JSON ones.
+	ptables  map[reflect.Type]*ptable
+	messages map[reflect.Type]MessageType
 	// parts, when set, is the table of shared parts every table of this registry
 	// decodes into: the registry is a MapTable's copy of the one Register built.
 	parts *parts
@@ -116,7 +124,11 @@ func newRegistryWith(s *Schema, p *parts) *registry {
 	if u := s.Unknown; u == nil || u.Kind() != reflect.Struct || u.NumField() != 1 || u.Field(0).Type != membersType {
 		panic(fmt.Sprintf("codec: Schema.Unknown is %v, not a struct holding only a Members", s.Unknown))
 	}
-	r := &registry{schema: s, tables: map[reflect.Type]*table{}, direct: map[reflect.Type]bool{}, text: map[reflect.Type]decodeFunc{}, headed: map[reflect.Type]bool{}, parts: p}
+	r := &registry{schema: s, tables: map[reflect.Type]*table{}, direct: map[reflect.Type]bool{}, text: map[reflect.Type]decodeFunc{}, headed: map[reflect.Type]bool{}, parts: p,
+		ptables: map[reflect.Type]*ptable{}, messages: map[reflect.Type]MessageType{}}
+	for _, m := range s.Messages {
+		r.messages[m.typ] = m
+	}
 	for _, typ := range s.Headed {
 		r.headed[typ] = true
 	}
@@ -131,6 +143,9 @@ func newRegistryWith(s *Schema, p *parts) *registry {
 			panic(fmt.Sprintf("codec: %v keeps no unknown members and is not Direct", typ))
 		}
 		r.tableFor(typ)
+	}
+	for _, typ := range s.Types {
+		r.ptableLocked(typ)
 	}
 	return r
 }

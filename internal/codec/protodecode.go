@@ -1,0 +1,361 @@
+package codec
+
+import (
+	"fmt"
+	"reflect"
+	"sync"
+	"unsafe"
+
+	"github.com/kinformer/kinformer/internal/protowire"
+)
+
+// The protobuf decoder: one pass over a message's fields, each decoded in place by its
+// field's pdecodeFunc; a field no Go field claims goes, still as bytes, to the struct's
+// Unknown. Everything kept is a copy (or an interned or shared value): nothing points
+// into msg, which a watch frame's buffer reuses at once.
+
+// decode decodes the message msg into the struct at p, whose table is t.
+func (t *ptable) decode(msg []byte, p unsafe.Pointer) error {
+	if t.head != nil {
+		return t.decodeHeaded(msg, p)
+	}
+	var unknown builder
+	if err := t.fieldsOf(msg, p, func(f []byte) {
+		if t.unknown >= 0 {
+			unknown.addField(f)
+		}
+	}); err != nil {
+		return err
+	}
+	if t.unknown >= 0 {
+		*(*Members)(unsafe.Add(p, t.unknown)) = membersOf(unknown.build(t.parts))
+	}
+	return nil
+}
+
+// fieldsOf decodes msg's fields that t has a Go field for into the struct at p, and
+// hands every other field, tag and value, to other.
+func (t *ptable) fieldsOf(msg []byte, p unsafe.Pointer, other func(field []byte)) error {
+	var done uint64 // the repeated fields decoded, all their occurrences at once
+	for i := 0; i < len(msg); {
+		num, wire, n := protowire.ConsumeTag(msg[i:])
+		if n < 0 {
+			return fmt.Errorf("%v: %w", t.typ, protowire.Error(n))
+		}
+		m := protowire.ConsumeValue(wire, msg[i+n:])
+		if m < 0 {
+			return fmt.Errorf("%v: field %d: %w", t.typ, num, protowire.Error(m))
+		}
+		start, end := i, i+n+m
+		i = end
+		var f *pfield
+		if int(num) < len(t.byNum) {
+			f = t.byNum[num]
+		}
+		switch {
+		case num == t.skip:
+		case f == nil:
+			other(msg[start:end])
+		case wire != f.wire:
+			return fmt.Errorf("%v: field %d (%s) has wire type %d, want %d", t.typ, num, f.name, wire, f.wire)
+		case f.all != nil:
+			if done&f.bit == 0 {
+				done |= f.bit
+				if err := f.all(msg[start:], num, unsafe.Add(p, f.offset)); err != nil {
+					return fmt.Errorf("%v: decoding %q: %w", t.typ, f.name, err)
+				}
+			}
+		default:
+			v := msg[start+n : end]
+			if wire == protowire.Bytes {
+				v, _ = protowire.ConsumeBytes(v)
+			}
+			if err := f.decode(v, unsafe.Add(p, f.offset)); err != nil {
+				return fmt.Errorf("%v: decoding %q: %w", t.typ, f.name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// decodeHeaded is decode for a headed type: its own fields into itself, the others
+// into the head, found by their bytes as decodeHeaded finds a JSON head by its text.
+func (t *ptable) decodeHeaded(msg []byte, p unsafe.Pointer) error {
+	sp := scratch.Get().(*[]byte)
+	key := (*sp)[:0]
+	defer func() {
+		if cap(key) <= 64<<10 {
+			*sp = key[:0]
+			scratch.Put(sp)
+		}
+	}()
+	if err := t.fieldsOf(msg, p, func(f []byte) { key = append(key, f...) }); err != nil {
+		return err
+	}
+	h, err := t.head.find(key, func(b []byte, v unsafe.Pointer) error { return t.head.table.decode(b, v) })
+	if err != nil {
+		return err
+	}
+	*(*unsafe.Pointer)(unsafe.Add(p, t.head.offset)) = h
+	return nil
+}
+
+// varint reads the varint v holds, which ConsumeValue has found whole.
+func varint(v []byte) uint64 {
+	x, _ := protowire.ConsumeVarint(v)
+	return x
+}
+
+func pdecodeString(intern bool, parts *parts) pdecodeFunc {
+	return func(v []byte, p unsafe.Pointer) error {
+		switch {
+		case intern && parts != nil && len(v) > internMax:
+			*(*string)(p) = parts.string(v)
+		case intern:
+			*(*string)(p) = internString(v)
+		default:
+			*(*string)(p) = string(v)
+		}
+		return nil
+	}
+}
+
+// An int32 is written as the varint of its sign-extended 64-bit value.
+func pdecodeInt32(v []byte, p unsafe.Pointer) error {
+	*(*int32)(p) = int32(int64(varint(v)))
+	return nil
+}
+
+func pdecodeInt64(v []byte, p unsafe.Pointer) error {
+	*(*int64)(p) = int64(varint(v))
+	return nil
+}
+
+func pdecodeBool(v []byte, p unsafe.Pointer) error {
+	*(*bool)(p) = varint(v) != 0
+	return nil
+}
+
+func pdecodePointer(elem reflect.Type, decode pdecodeFunc) pdecodeFunc {
+	return func(v []byte, p unsafe.Pointer) error {
+		e := reflect.New(elem).UnsafePointer()
+		if err := decode(v, e); err != nil {
+			return err
+		}
+		*(*unsafe.Pointer)(p) = e
+		return nil
+	}
+}
+
+// occurrences calls each with the value of every field num in msg (a Bytes field's
+// content, a varint's bytes), after checking its wire type, and returns how many.
+func occurrences(msg []byte, num protowire.Number, wire protowire.Type, each func(k int, v []byte) error) (int, error) {
+	k := 0
+	for len(msg) > 0 {
+		fnum, fwire, n := protowire.ConsumeTag(msg)
+		if n < 0 {
+			return 0, protowire.Error(n)
+		}
+		m := protowire.ConsumeValue(fwire, msg[n:])
+		if m < 0 {
+			return 0, protowire.Error(m)
+		}
+		if fnum == num {
+			if fwire != wire {
+				return 0, fmt.Errorf("field %d has wire type %d, want %d", num, fwire, wire)
+			}
+			if each != nil {
+				v := msg[n : n+m]
+				if wire == protowire.Bytes {
+					v, _ = protowire.ConsumeBytes(v)
+				}
+				if err := each(k, v); err != nil {
+					return 0, err
+				}
+			}
+			k++
+		}
+		msg = msg[n+m:]
+	}
+	return k, nil
+}
+
+// pdecodeSlice decodes every occurrence of a repeated field into a slice made at their
+// number.
+func pdecodeSlice(typ reflect.Type, wire protowire.Type, elem pdecodeFunc) pdecodeAllFunc {
+	size := typ.Elem().Size()
+	var arrays [9]reflect.Type // as decodeSlice: one allocation for short slices
+	for n := range arrays {
+		arrays[n] = reflect.ArrayOf(n, typ.Elem())
+	}
+	return func(msg []byte, num protowire.Number, p unsafe.Pointer) error {
+		n, err := occurrences(msg, num, wire, nil)
+		if err != nil {
+			return err
+		}
+		var base unsafe.Pointer
+		if n < len(arrays) {
+			base = reflect.New(arrays[n]).UnsafePointer()
+		} else {
+			base = reflect.MakeSlice(typ, n, n).UnsafePointer()
+		}
+		if _, err := occurrences(msg, num, wire, func(k int, v []byte) error {
+			return elem(v, unsafe.Add(base, uintptr(k)*size))
+		}); err != nil {
+			return err
+		}
+		*(*sliceHeader)(p) = sliceHeader{data: base, len: n, cap: n}
+		return nil
+	}
+}
+
+// mapEntry reads a map entry's key (field 1) and value (field 2).
+func mapEntry(v []byte) (key, value []byte, err error) {
+	for len(v) > 0 {
+		num, wire, n := protowire.ConsumeTag(v)
+		if n < 0 {
+			return nil, nil, protowire.Error(n)
+		}
+		if wire != protowire.Bytes {
+			m := protowire.ConsumeValue(wire, v[n:])
+			if m < 0 {
+				return nil, nil, protowire.Error(m)
+			}
+			v = v[n+m:]
+			continue // no field of an entry of strings: skipped, as protobuf readers do
+		}
+		b, m := protowire.ConsumeBytes(v[n:])
+		if m < 0 {
+			return nil, nil, protowire.Error(m)
+		}
+		switch num {
+		case 1:
+			key = b
+		case 2:
+			value = b
+		}
+		v = v[n+m:]
+	}
+	return key, value, nil
+}
+
+// pdecodeStringMap decodes labels or annotations: a map made at its size, its keys and
+// short values interned.
+func pdecodeStringMap(msg []byte, num protowire.Number, p unsafe.Pointer) error {
+	n, err := occurrences(msg, num, protowire.Bytes, nil)
+	if err != nil {
+		return err
+	}
+	m := make(map[string]string, n)
+	if _, err := occurrences(msg, num, protowire.Bytes, func(_ int, v []byte) error {
+		k, val, err := mapEntry(v)
+		m[internString(k)] = internString(val)
+		return err
+	}); err != nil {
+		return err
+	}
+	*(*map[string]string)(p) = m
+	return nil
+}
+
+// pairsPool holds the pairs pdecodeMap reads before it knows whether the table has
+// their map.
+var pairsPool = sync.Pool{New: func() any { return new([2 * sharedPairsMax][]byte) }}
+
+// pdecodeMap is pdecodeStringMap through the table: a map of the same pairs as one the
+// table holds is that map (see decodeMap).
+func (t *MapTable) pdecodeMap(msg []byte, num protowire.Number, p unsafe.Pointer) error {
+	pairs := pairsPool.Get().(*[2 * sharedPairsMax][]byte)
+	defer func() {
+		clear(pairs[:]) // no pointer into msg outlives the call
+		pairsPool.Put(pairs)
+	}()
+	var h uint64
+	n, err := occurrences(msg, num, protowire.Bytes, func(k int, v []byte) error {
+		if k >= sharedPairsMax {
+			return errTooMany
+		}
+		key, value, err := mapEntry(v)
+		pairs[2*k], pairs[2*k+1] = key, value
+		h += t.pairHashBytes(key, value)
+		return err
+	})
+	if err == errTooMany {
+		return pdecodeStringMap(msg, num, p)
+	}
+	if err != nil {
+		return err
+	}
+	slot := t.slot(h)
+	if shared := slot.Load(); shared != nil && shared.h == h && len(shared.m) == n && holdsPairs(shared.m, pairs[:2*n]) {
+		*(*map[string]string)(p) = shared.m
+		return nil
+	}
+	m := make(map[string]string, n)
+	for k := 0; k < 2*n; k += 2 {
+		m[internString(pairs[k])] = internString(pairs[k+1])
+	}
+	*(*map[string]string)(p) = m
+	if len(m) == n && n > 0 {
+		slot.Store(&sharedMap{h: h, m: m})
+	}
+	return nil
+}
+
+var errTooMany = fmt.Errorf("more than %d pairs", sharedPairsMax)
+
+func holdsPairs(m map[string]string, pairs [][]byte) bool {
+	for k := 0; k < len(pairs); k += 2 {
+		if got, ok := m[string(pairs[k])]; !ok || got != string(pairs[k+1]) {
+			return false
+		}
+	}
+	return true
+}
+
+// pbyBytes is byText for a repeated field: the slice decoded from the same run of
+// occurrences as one the table holds is a copy of that one (owner references, which
+// every pod of a ReplicaSet has alike). Only a run of adjacent occurrences, as the
+// apiserver writes them, is looked up.
+func (t *MapTable) pbyBytes(typ reflect.Type, decode pdecodeAllFunc) pdecodeAllFunc {
+	return func(msg []byte, num protowire.Number, p unsafe.Pointer) error {
+		run := adjacent(msg, num)
+		if len(run) == 0 || len(run) > sharedListMax {
+			return decode(msg, num, p)
+		}
+		return t.shareByText(run, typ, p, func() (bool, error) {
+			if err := decode(msg, num, p); err != nil {
+				return false, err
+			}
+			n, _ := occurrences(msg, num, protowire.Bytes, nil)
+			return n == countFields(run), nil // no occurrence after the run
+		})
+	}
+}
+
+// adjacent returns the fields num at the start of msg, up to the first other field.
+func adjacent(msg []byte, num protowire.Number) []byte {
+	end := 0
+	for end < len(msg) {
+		fnum, _, n := protowire.ConsumeField(msg[end:])
+		if n < 0 || fnum != num {
+			break
+		}
+		end += n
+	}
+	return msg[:end]
+}
+
+type pvariantKey struct {
+	base *ptable
+	drop bool
+}
+
+// pvariant is variant for protobuf: base's copy, from the table's own registry, whose
+// metadata shares maps and lists through t (and skips managedFields when drop).
+func (t *MapTable) pvariant(r *registry, base *ptable, drop bool) *ptable {
+	return variantOf(t, pvariantKey{base, drop}, func() *ptable {
+		own := t.registryFor(r).ptableFor(base.typ)
+		return own.withMeta(own.object.metaVariant(drop, t))
+	})
+}

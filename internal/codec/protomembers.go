@@ -1,0 +1,75 @@
+package codec
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/kinformer/kinformer/internal/protowire"
+)
+
+// ErrProtobufMembers says why an object decoded from protobuf cannot be written as JSON,
+// nor take JSON members: the fields it carries that no Go field models are protobuf
+// bytes, known by number only, and this engine has no schema to turn them into JSON.
+// Write such an object in protobuf, which carries them back intact.
+var ErrProtobufMembers = errors.New("the members no field models were decoded from protobuf, which only protobuf can write")
+
+// ErrJSONMembers is the converse: an object holding JSON members (decoded from JSON, or
+// given members with Set) has nothing a protobuf message can carry them as.
+var ErrJSONMembers = errors.New("the members no field models are JSON, which protobuf cannot carry")
+
+// IsProtobuf reports whether u holds protobuf fields rather than JSON members.
+func (u Members) IsProtobuf() bool {
+	_, proto := u.runOf()
+	return proto
+}
+
+// Protobuf returns the protobuf fields u holds, as the server wrote them (tag and value,
+// in the order they came), and true; or nil and false when u holds JSON members. The
+// bytes may be shared: do not change them.
+func (u Members) Protobuf() ([]byte, bool) {
+	run, proto := u.runOf()
+	if !proto {
+		return nil, false
+	}
+	return run[:len(run):len(run)], true
+}
+
+// countFields counts the fields of a run of protobuf fields.
+func countFields(run []byte) int {
+	n := 0
+	for len(run) > 0 {
+		_, _, l := protowire.ConsumeField(run)
+		if l < 0 {
+			break
+		}
+		run = run[l:]
+		n++
+	}
+	return n
+}
+
+// protoFieldsString shows protobuf fields by number and size: {#5:12B,#7:varint}.
+func protoFieldsString(run []byte) string {
+	var b strings.Builder
+	b.WriteString("protobuf{")
+	for len(run) > 0 {
+		num, typ, l := protowire.ConsumeField(run)
+		if l < 0 {
+			b.WriteString("malformed")
+			break
+		}
+		if b.Len() > len("protobuf{") {
+			b.WriteByte(',')
+		}
+		if typ == protowire.Bytes {
+			v, _ := protowire.ConsumeBytes(run[protowire.SizeVarint(uint64(num)<<3):])
+			fmt.Fprintf(&b, "#%d:%dB", num, len(v))
+		} else {
+			fmt.Fprintf(&b, "#%d", num)
+		}
+		run = run[l:]
+	}
+	b.WriteByte('}')
+	return b.String()
+}

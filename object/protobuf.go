@@ -1,0 +1,154 @@
+package object
+
+import (
+	"errors"
+	"time"
+
+	"github.com/kinformer/kinformer/internal/codec"
+	"github.com/kinformer/kinformer/internal/protowire"
+)
+
+// The types written as protobuf messages of their own, which the codec hands to the
+// functions here (Schema.Messages): timestamps and int-or-strings. Every other field's
+// protobuf number is in its struct's pb tag.
+
+// protobufMessages are this package's message types, for the schema.
+var protobufMessages = []codec.MessageType{
+	codec.Message(decodeTimeProto, encodeTimeProto),
+	codec.Message(decodeMicroTimeProto, encodeMicroTimeProto),
+	codec.Message(decodeIntOrStringProto, encodeIntOrStringProto),
+}
+
+// timestamp reads a Timestamp message: seconds (1) and nanos (2).
+func timestamp(msg []byte) (sec int64, nsec int32, err error) {
+	for len(msg) > 0 {
+		num, wire, n := protowire.ConsumeTag(msg)
+		if n < 0 {
+			return 0, 0, protowire.Error(n)
+		}
+		if wire != protowire.Varint {
+			m := protowire.ConsumeValue(wire, msg[n:])
+			if m < 0 {
+				return 0, 0, protowire.Error(m)
+			}
+			msg = msg[n+m:]
+			continue
+		}
+		v, m := protowire.ConsumeVarint(msg[n:])
+		if m < 0 {
+			return 0, 0, protowire.Error(m)
+		}
+		switch num {
+		case 1:
+			sec = int64(v)
+		case 2:
+			nsec = int32(int64(v))
+		}
+		msg = msg[n+m:]
+	}
+	if nsec < 0 || nsec > 999999999 {
+		return 0, 0, errors.New("timestamp nanos out of range")
+	}
+	return sec, nsec, nil
+}
+
+// appendTimestamp writes a Timestamp's fields, nanos (0 for a Time) always; the zero
+// time is an empty message. All as the apiserver writes them.
+func appendTimestamp(dst []byte, t time.Time, nanos bool) []byte {
+	if t.IsZero() {
+		return dst
+	}
+	dst = protowire.AppendTag(dst, 1, protowire.Varint)
+	dst = protowire.AppendVarint(dst, uint64(t.Unix()))
+	ns := 0
+	if nanos {
+		ns = t.Nanosecond()
+	}
+	dst = protowire.AppendTag(dst, 2, protowire.Varint)
+	return protowire.AppendVarint(dst, uint64(ns))
+}
+
+// A Time's message holds seconds only (the apiserver drops nanos, as its JSON does);
+// an empty one is the zero time.
+func decodeTimeProto(t *Time, msg []byte) error {
+	if len(msg) == 0 {
+		*t = Time{}
+		return nil
+	}
+	sec, _, err := timestamp(msg)
+	if err != nil {
+		return err
+	}
+	*t = NewTime(time.Unix(sec, 0)) // nanos, which the apiserver never writes here, as it reads them: ignored
+	return nil
+}
+
+func encodeTimeProto(t *Time, dst []byte) []byte { return appendTimestamp(dst, t.Time(), false) }
+
+func decodeMicroTimeProto(t *MicroTime, msg []byte) error {
+	if len(msg) == 0 {
+		*t = MicroTime{}
+		return nil
+	}
+	sec, nsec, err := timestamp(msg)
+	if err != nil {
+		return err
+	}
+	*t = NewMicroTime(time.Unix(sec, int64(nsec)))
+	return nil
+}
+
+func encodeMicroTimeProto(t *MicroTime, dst []byte) []byte {
+	return appendTimestamp(dst, t.Time, true)
+}
+
+// An IntOrString's message: type (1: 0 int, 1 string), intVal (2), strVal (3).
+func decodeIntOrStringProto(v *IntOrString, msg []byte) error {
+	*v = IntOrString{}
+	for len(msg) > 0 {
+		num, wire, n := protowire.ConsumeTag(msg)
+		if n < 0 {
+			return protowire.Error(n)
+		}
+		m := protowire.ConsumeValue(wire, msg[n:])
+		if m < 0 {
+			return protowire.Error(m)
+		}
+		switch {
+		case num == 1 && wire == protowire.Varint:
+			x, _ := protowire.ConsumeVarint(msg[n:])
+			v.IsString = x == 1
+		case num == 2 && wire == protowire.Varint:
+			x, _ := protowire.ConsumeVarint(msg[n:])
+			v.Int = int32(int64(x))
+		case num == 3 && wire == protowire.Bytes:
+			b, _ := protowire.ConsumeBytes(msg[n:])
+			v.Str = string(b)
+		case num <= 3:
+			return errors.New("IntOrString: a field of the wrong wire type")
+		}
+		msg = msg[n+m:]
+	}
+	if v.IsString {
+		v.Int = 0
+	} else {
+		v.Str = ""
+	}
+	return nil
+}
+
+func encodeIntOrStringProto(v *IntOrString, dst []byte) []byte {
+	dst = protowire.AppendTag(dst, 1, protowire.Varint)
+	dst = protowire.AppendVarint(dst, boolBit(v.IsString))
+	dst = protowire.AppendTag(dst, 2, protowire.Varint)
+	dst = protowire.AppendVarint(dst, uint64(int64(v.Int)))
+	dst = protowire.AppendTag(dst, 3, protowire.Bytes)
+	return protowire.AppendString(dst, v.Str)
+}
+
+func boolBit(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
