@@ -116,9 +116,10 @@ type Informer[T object.Object] struct {
 	// transform's results through (customTransform).
 	maps            *object.MapTable
 	customTransform bool
-	failures        failures          // objects the cache could not take, handlers that panicked
-	mutations       *mutationDetector // nil unless enabled
-	replaces        replaceTracker    // the reflector's AfterReplace functions (SetShard's channels)
+	failures        failures           // objects the cache could not take, handlers that panicked
+	mutations       *mutationDetector  // nil unless enabled
+	replaces        replaceTracker     // the reflector's AfterReplace functions (SetShard's channels)
+	encoding        listwatch.Encoding // what the ListerWatcher's reads ask for, if it says (encoder)
 
 	// mu serialises the processing of one item with handler registration, so a late
 	// handler's replay and the events after it line up exactly.
@@ -178,6 +179,9 @@ func New[T object.Object](lw reflector.ListerWatcher[T], opts Options[T]) (*Info
 		transform: opts.Transform, clock: opts.Clock, epoch: opts.Clock.Now(), tracer: opts.Tracer, synced: make(chan struct{}),
 		resyncKick: make(chan struct{}, 1), log: opts.Logger.With("informer", opts.Name),
 		maps: maps, customTransform: custom}
+	if e, ok := lw.(encoder); ok {
+		inf.encoding = e.Encoding()
+	}
 	if len(opts.Indexers) > 0 {
 		if err := inf.cache.AddIndexers(opts.Indexers); err != nil {
 			return nil, fmt.Errorf("informer %s: %w", opts.Name, err)
@@ -190,9 +194,7 @@ func New[T object.Object](lw reflector.ListerWatcher[T], opts Options[T]) (*Info
 	inf.mutations = newMutationDetector(opts.MutationDetector, opts.Clock, inf.log, inf.metrics, inf.mutationFound)
 	inf.reflector = reflector.New[T](lw, relistStore[T]{inf.fifo, inf.cache, &inf.replaces}, opts.Reflector)
 	inf.reflector.OnStatus(func(rs reflector.Status) {
-		s := SyncStatus{Synced: inf.HasSynced(), Status: rs} // this transition, not a later one
-		inf.failures.fill(&s)
-		inf.statusFns.Notify(s)
+		inf.statusFns.Notify(inf.status(rs)) // this transition, not a later one
 	})
 	return inf, nil
 }
@@ -211,6 +213,7 @@ var (
 	_ Syncer                                = (*Informer[*object.Pod])(nil)
 	_ Syncer                                = (*Registration[*object.Pod])(nil)
 	_ statuser                              = (*Informer[*object.Pod])(nil)
+	_ encoder                               = (*listwatch.Resource[*object.Pod])(nil)
 	_ deltafifo.Known[*object.Pod]          = (*indexer.Indexer[*object.Pod])(nil)
 )
 

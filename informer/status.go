@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/reflector"
 )
 
@@ -28,6 +29,11 @@ func (inf *Informer[T]) Synced() <-chan struct{} { return inf.synced }
 type SyncStatus struct {
 	Synced bool
 	reflector.Status
+	// Encoding is what the informer's lists and watches ask the apiserver for
+	// (listwatch.Resource.Encoding): listwatch.EncodingProtobuf or EncodingJSON. The
+	// server may still answer JSON to protobuf (a custom resource does). "" when its
+	// ListerWatcher does not say (see encoder).
+	Encoding listwatch.Encoding
 	// StoreError is the newest failure to store an object (an *indexer.IndexError, which
 	// names the key and the index), kept while LeftOut > 0: the objects that an index
 	// function failed on. Each such key keeps its previous state in the cache (or stays
@@ -44,11 +50,19 @@ type SyncStatus struct {
 }
 
 // Status returns the informer's sync status.
-func (inf *Informer[T]) Status() SyncStatus {
-	s := SyncStatus{Synced: inf.HasSynced(), Status: inf.reflector.Status()}
+func (inf *Informer[T]) Status() SyncStatus { return inf.status(inf.reflector.Status()) }
+
+// status is the informer's sync status with rs as its reflector's.
+func (inf *Informer[T]) status(rs reflector.Status) SyncStatus {
+	s := SyncStatus{Synced: inf.HasSynced(), Status: rs, Encoding: inf.encoding}
 	inf.failures.fill(&s)
 	return s
 }
+
+// encoder is implemented by a ListerWatcher that says what its reads ask the apiserver
+// for, as listwatch.Resource does; the informer's Status carries it. Optional, so that
+// fakes and wrappers need not implement it.
+type encoder interface{ Encoding() listwatch.Encoding }
 
 // OnStatus calls f on every transition of the informer's status: its reflector's (see
 // reflector.Reflector.OnStatus: relists, backoffs, fallbacks, errors; not each event),

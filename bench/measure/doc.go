@@ -16,7 +16,7 @@
 // (both strip metadata.managedFields by default), -streaming-list (both list+watch by
 // default; client-go v0.36 would otherwise stream, its WatchListClient gate being on by
 // default, so the client-go runner sets that gate from the flag), -handlers and
-// -slow-handler, -metadata-only, -protobuf (client-go only), -shards N -shard I
+// -slow-handler, -metadata-only, -protobuf, -shards N -shard I
 // (kinformer only, a ShardedEngine: cache member I's part of the resource split by
 // namespace among N processes, as shard.Assign gives it), -timeout, and -memory-limit
 // SIZE (a soft memory limit, runtime/debug.SetMemoryLimit, set at the start of the

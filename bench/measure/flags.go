@@ -36,7 +36,7 @@ type Config struct {
 	// Projection, kinformer only, caches pods as a projection of the embedder's kind
 	// (object.CheckProjection): their metadata and their containers' names and images.
 	Projection bool
-	Protobuf   bool // client-go only: application/vnd.kubernetes.protobuf
+	Protobuf   bool // ask for application/vnd.kubernetes.protobuf (both engines)
 
 	// Shards, when positive, splits the resource by namespace among that many processes,
 	// members "0" … "Shards-1" of shard.Assign over shard.DefaultBuckets, and this runner
@@ -86,7 +86,7 @@ func ParseFlags(args []string, stderr io.Writer) (*Config, error) {
 	fs.BoolVar(&c.StreamingList, "streaming-list", false, "fetch the initial state with a streaming list (sendInitialEvents)")
 	fs.BoolVar(&c.MetadataOnly, "metadata-only", false, "cache metadata only (PartialObjectMetadata)")
 	fs.BoolVar(&c.Projection, "projection", false, "kinformer only: cache pods as a projection (metadata, and the containers' names and images)")
-	fs.BoolVar(&c.Protobuf, "protobuf", false, "client-go only: talk protobuf")
+	fs.BoolVar(&c.Protobuf, "protobuf", false, "read in protobuf (application/vnd.kubernetes.protobuf)")
 	fs.IntVar(&c.Shards, "shards", 0, "kinformer only: split the resource by namespace among this many processes (0: no sharding)")
 	fs.IntVar(&c.Shard, "shard", 0, "with -shards: the member (0 to shards-1) whose part this runner caches")
 	fs.IntVar(&c.Handlers, "handlers", 1, "fanout: number of handlers")

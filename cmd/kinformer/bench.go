@@ -59,7 +59,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *asJSON {
 		return res.WriteJSON(stdout)
 	}
-	fmt.Fprintf(stdout, "synced %d %s in %.2f s (%s), %.2f CPU s\n", n, res.Resource, res.SyncSeconds, res.Mode, res.CPUSeconds)
+	fmt.Fprintf(stdout, "synced %d %s in %.2f s (%s, encoding=%s), %.2f CPU s\n", n, res.Resource, res.SyncSeconds, res.Mode,
+		s.inf.Status().Encoding, res.CPUSeconds)
 	fmt.Fprintf(stdout, "heap after GC: %.1f MB, %.0f B per cached object; peak RSS %.0f MB\n",
 		float64(after.Alloc)/1e6, res.HeapPerObjectBytes, float64(rss)/1e6)
 	return nil

@@ -107,7 +107,7 @@ func verify(ctx context.Context, inf *informer.Informer[*object.Raw], res *listw
 	for _, d := range diffs {
 		fmt.Fprintln(out, d)
 	}
-	fmt.Fprintf(out, "verified %d objects at resourceVersion %s: %d difference(s)\n", len(server), listRV, len(diffs))
+	fmt.Fprintf(out, "verified %d objects at resourceVersion %s (encoding=%s): %d difference(s)\n", len(server), listRV, res.Encoding(), len(diffs))
 	if len(diffs) > 0 {
 		return errDifferences(len(diffs))
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/kinformer/kinformer/listwatch"
 )
 
 // command is one command of the command line: how it is called and what it does, which
@@ -27,7 +29,38 @@ func commands() []command {
 
 // targetFlags are the flags of the commands that run one informer (target.flags).
 const targetFlags = "[-n NS | -A] [-l SELECTOR] [--field-selector SELECTOR] [--kubeconfig FILE] [--context NAME] " +
-	"[--websocket] [--streaming-list] [-v]"
+	encodingSynopsis + " [--websocket] [--streaming-list] [-v]"
+
+// encodingSynopsis is --encoding as the synopsis of every command that has it shows it.
+const encodingSynopsis = "[--encoding auto|json|protobuf]"
+
+// encodingFlag is --encoding, the flag of every command that talks to an apiserver: what
+// its reads ask the apiserver for (listwatch.Config.Encoding, which loadConfig sets).
+// register adds it to a command's FlagSet; check, called once the flags are parsed, reads
+// it, so that a wrong value is a usage error before any file is read or request made.
+type encodingFlag struct {
+	text string             // as given
+	enc  listwatch.Encoding // text, read by check
+}
+
+// encodingUsage is the flag's line in a command's -h.
+const encodingUsage = "what reads ask the apiserver for: auto (protobuf for the types that decode from it, " +
+	"such as Pods and Leases; JSON for the others and for raw objects, which watch, cache and bench read), json, " +
+	"or protobuf (raw objects too; an error for a type that cannot be decoded from it)"
+
+func (e *encodingFlag) register(fs *flag.FlagSet) {
+	fs.StringVar(&e.text, "encoding", string(listwatch.EncodingAuto), encodingUsage)
+}
+
+// check reads the flag: a usage error for a value other than auto, json or protobuf.
+func (e *encodingFlag) check() error {
+	enc, err := listwatch.ParseEncoding(e.text)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	e.enc = enc
+	return nil
+}
 
 func controllerManagerCommand() command {
 	return command{name: "controller-manager", synopsis: strings.TrimPrefix(controllerManagerUsage, "usage: kinformer controller-manager "),

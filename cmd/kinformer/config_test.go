@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/kinformer/kinformer/listwatch"
 )
 
 // TestLoadConfigFallsBackToTheServiceAccount: with no kubeconfig anywhere, a process in a
@@ -20,7 +22,7 @@ func TestLoadConfigFallsBackToTheServiceAccount(t *testing.T) {
 			t.Setenv("KUBECONFIG", "")
 			t.Setenv("KUBERNETES_SERVICE_HOST", tc.serviceHost)
 			t.Setenv("KUBERNETES_SERVICE_PORT", "443")
-			_, err := loadConfig("", "")
+			_, err := loadConfig("", "", listwatch.EncodingJSON)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("loadConfig: %v, want an error with %q", err, tc.want)
 			}

@@ -20,11 +20,10 @@ import (
 
 	"github.com/kinformer/kinformer/controllers/manager"
 	"github.com/kinformer/kinformer/internal/memlimit"
-	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/shardgroup"
 )
 
-const controllerManagerUsage = "usage: kinformer controller-manager --kubeconfig FILE [--context NAME] [--controllers " +
+const controllerManagerUsage = "usage: kinformer controller-manager --kubeconfig FILE [--context NAME] " + encodingSynopsis + " [--controllers " +
 	"replicaset,deployment] [--workers 5] [--resync-period 5m] [--secure-port 10257] [--bind-address 0.0.0.0] " +
 	"[--tls-cert-file FILE --tls-private-key-file FILE] [--metrics-addr 127.0.0.1:10258] [--leader-elect=true] " +
 	"[--leader-elect-namespace kube-system] [--leader-elect-id NAME] [--lease-duration 15s] " +
@@ -43,6 +42,7 @@ const (
 // controllerManagerFlags are the command line of controller-manager.
 type controllerManagerFlags struct {
 	kubeconfig, context string
+	encoding            encodingFlag
 	controllers         string
 	workers             int
 	resync              time.Duration
@@ -67,6 +67,7 @@ func (f *controllerManagerFlags) parse(args []string, stderr io.Writer) error {
 	fs := controllerManagerCommand().flagSet(stderr)
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, else ~/.kube/config, else the pod's ServiceAccount)")
 	fs.StringVar(&f.context, "context", "", "kubeconfig context")
+	f.encoding.register(fs)
 	fs.StringVar(&f.controllers, "controllers", strings.Join(manager.Known(), ","), "controllers to run")
 	fs.IntVar(&f.workers, "workers", 5, "workers per controller")
 	fs.DurationVar(&f.resync, "resync-period", 5*time.Minute, "look at every object again this often, changed or not")
@@ -98,6 +99,9 @@ func (f *controllerManagerFlags) parse(args []string, stderr io.Writer) error {
 		return err
 	} else if len(pos) != 0 {
 		return usageError{controllerManagerUsage}
+	}
+	if err := f.encoding.check(); err != nil {
+		return err
 	}
 	explicitElect := false
 	fs.Visit(func(fl *flag.Flag) { explicitElect = explicitElect || fl.Name == "leader-elect" })
@@ -187,11 +191,11 @@ func runControllerManager(ctx context.Context, args []string, stdout, stderr io.
 		}
 		secure.Certificate = &cert
 	}
-	cfg, err := loadConfig(f.kubeconfig, f.context)
+	cfg, err := loadConfig(f.kubeconfig, f.context, f.encoding.enc)
 	if err != nil {
 		return err
 	}
-	c, err := listwatch.New(cfg)
+	c, err := newClient(cfg)
 	if err != nil {
 		return err
 	}

@@ -20,7 +20,7 @@ import (
 )
 
 func demoCommand() command {
-	return command{name: "demo", synopsis: "[--kubeconfig FILE] [--context NAME] [--ready-after 400ms] [--timeout 2m] [--plain] [-v]",
+	return command{name: "demo", synopsis: "[--kubeconfig FILE] [--context NAME] " + encodingSynopsis + " [--ready-after 400ms] [--timeout 2m] [--plain] [-v]",
 		does: "tell a rollout story (create a Deployment, scale it, roll out, pause, resume, roll back, delete it) " +
 			"with this engine's controllers and a fake kubelet doing the work, and a live view of the informers, " +
 			"queues and ReplicaSets; on a simulated apiserver in this process, or with --kubeconfig in a namespace " +
@@ -40,7 +40,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
 
-	env, err := demoEnvironment(ctx, f.kubeconfig, f.context)
+	env, err := demoEnvironment(ctx, f.kubeconfig, f.context, f.encoding.enc)
 	if err != nil {
 		return err
 	}
@@ -84,6 +84,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // demoFlags are the command line of demo.
 type demoFlags struct {
 	kubeconfig, context string
+	encoding            encodingFlag
 	readyAfter, timeout time.Duration
 	plain, verbose      bool
 }
@@ -94,6 +95,8 @@ func (f *demoFlags) parse(args []string, stderr io.Writer) error {
 	fs := cmd.flagSet(stderr)
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "run the story against this cluster, in a namespace it creates and deletes")
 	fs.StringVar(&f.context, "context", "", "kubeconfig context")
+	f.encoding.register(fs)
+	fs.Lookup("encoding").Usage += "; only with --kubeconfig: the simulated apiserver is read in the default, auto"
 	fs.DurationVar(&f.readyAfter, "ready-after", 400*time.Millisecond, "how long a pod takes to become ready (fake kubelet)")
 	fs.DurationVar(&f.timeout, "timeout", 2*time.Minute, "give up when the story takes longer")
 	fs.BoolVar(&f.plain, "plain", false, "print periodic lines even on a terminal")
@@ -102,6 +105,12 @@ func (f *demoFlags) parse(args []string, stderr io.Writer) error {
 		return err
 	} else if len(pos) != 0 {
 		return cmd.usageError()
+	}
+	if err := f.encoding.check(); err != nil {
+		return err
+	}
+	if f.kubeconfig == "" && f.encoding.enc != listwatch.EncodingAuto {
+		return usageError{"--encoding goes with --kubeconfig: the simulated apiserver is read in the default, auto"}
 	}
 	return nil
 }
@@ -163,14 +172,16 @@ type demoEnv struct {
 	close    func()
 }
 
-func demoEnvironment(ctx context.Context, kubeconfig, kubeContext string) (*demoEnv, error) {
+// demoEnvironment is the simulated apiserver without kubeconfig, in the default
+// encoding; else the cluster it names, read in enc.
+func demoEnvironment(ctx context.Context, kubeconfig, kubeContext string, enc listwatch.Encoding) (*demoEnv, error) {
 	if kubeconfig == "" {
 		sim := apisim.New(apisim.Options{})
 		url, err := sim.Start("127.0.0.1:0")
 		if err != nil {
 			return nil, err
 		}
-		c, err := listwatch.New(&listwatch.Config{Host: url, QPS: -1})
+		c, err := newClient(&listwatch.Config{Host: url, QPS: -1})
 		if err != nil {
 			sim.Close()
 			return nil, err
@@ -178,11 +189,11 @@ func demoEnvironment(ctx context.Context, kubeconfig, kubeContext string) (*demo
 		return &demoEnv{client: c, namespace: "demo", where: "simulated apiserver at " + url, runControllers: true, runKubelet: true,
 			collects: true, close: func() { c.CloseIdleConnections(); sim.Close() }}, nil
 	}
-	cfg, err := loadConfig(kubeconfig, kubeContext)
+	cfg, err := loadConfig(kubeconfig, kubeContext, enc)
 	if err != nil {
 		return nil, err
 	}
-	c, err := listwatch.New(cfg)
+	c, err := newClient(cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -20,7 +20,7 @@ const defaultNeverReady = ":nonexistent,:404"
 
 func fakeKubeletCommand() command {
 	return command{name: "fake-kubelet",
-		synopsis: "[--kubeconfig FILE] [--context NAME] [--ready-after 1s] [--never-ready-image SUBSTRING ...] " +
+		synopsis: "[--kubeconfig FILE] [--context NAME] " + encodingSynopsis + " [--ready-after 1s] [--never-ready-image SUBSTRING ...] " +
 			"[--node-name fake-node] [--workers 2] [--capacity NAME=QUANTITY ...] [--allocatable NAME=QUANTITY ...] " +
 			"[--delete-node-on-exit]",
 		does: "register a fake Node, bind pods to it and report them running and ready (never ready for the " +
@@ -35,11 +35,11 @@ func runFakeKubelet(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err := f.parse(args, stderr); err != nil {
 		return err
 	}
-	cfg, err := loadConfig(f.kubeconfig, f.context)
+	cfg, err := loadConfig(f.kubeconfig, f.context, f.encoding.enc)
 	if err != nil {
 		return err
 	}
-	client, err := listwatch.New(cfg)
+	client, err := newClient(cfg)
 	if err != nil {
 		return err
 	}
@@ -58,6 +58,7 @@ func runFakeKubelet(ctx context.Context, args []string, stdout, stderr io.Writer
 // fakeKubeletFlags are the command line of fake-kubelet.
 type fakeKubeletFlags struct {
 	kubeconfig, context   string
+	encoding              encodingFlag
 	readyAfter            time.Duration
 	nodeName              string
 	workers               int
@@ -72,6 +73,7 @@ func (f *fakeKubeletFlags) parse(args []string, stderr io.Writer) error {
 	fs := fakeKubeletCommand().flagSet(stderr)
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, else ~/.kube/config, else the pod's ServiceAccount)")
 	fs.StringVar(&f.context, "context", "", "kubeconfig context")
+	f.encoding.register(fs)
 	fs.DurationVar(&f.readyAfter, "ready-after", time.Second, "how long a pod takes from being bound to ready (0: at once)")
 	fs.StringVar(&f.nodeName, "node-name", "fake-node", "the node pods are bound to")
 	fs.IntVar(&f.workers, "workers", 2, "how many pods are handled at once")
@@ -86,6 +88,9 @@ func (f *fakeKubeletFlags) parse(args []string, stderr io.Writer) error {
 	}
 	if len(pos) > 0 {
 		return fakeKubeletCommand().usageError()
+	}
+	if err := f.encoding.check(); err != nil {
+		return err
 	}
 	if !f.neverReady.set {
 		_ = f.neverReady.Set(defaultNeverReady)

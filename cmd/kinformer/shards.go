@@ -17,7 +17,7 @@ import (
 )
 
 func shardsCommand() command {
-	return command{name: "shards", synopsis: "--shard-group NAME [--shard-namespace kube-system] [--kubeconfig FILE] [--context NAME]",
+	return command{name: "shards", synopsis: "--shard-group NAME [--shard-namespace kube-system] [--kubeconfig FILE] [--context NAME] " + encodingSynopsis,
 		does: "show a shard group as its members' Leases say: each member's last renewal, the share of the hash space it " +
 			"acts on and targets, and the namespaces, Deployments, ReplicaSets and Pods it acts on; then the group's plan " +
 			"and balance, any hand-over under way, namespaces nobody acts on, duplicate IDs, and namespaces two members " +
@@ -57,6 +57,8 @@ func (r shardsRun) run(ctx context.Context, args []string, stdout, stderr io.Wri
 	leaseNS := fs.String("shard-namespace", shardgroup.DefaultNamespace, "namespace of the group's Leases")
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, else ~/.kube/config, else the pod's ServiceAccount)")
 	kubeContext := fs.String("context", "", "kubeconfig context")
+	var encoding encodingFlag
+	encoding.register(fs)
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -70,11 +72,14 @@ func (r shardsRun) run(ctx context.Context, args []string, stdout, stderr io.Wri
 	if err := shardgroup.ValidGroup(*group); err != nil {
 		return usageError{"--shard-group: " + err.Error() + "\n" + cmd.usageLine()}
 	}
-	cfg, err := loadConfig(*kubeconfig, *kubeContext)
+	if err := encoding.check(); err != nil {
+		return err
+	}
+	cfg, err := loadConfig(*kubeconfig, *kubeContext, encoding.enc)
 	if err != nil {
 		return err
 	}
-	c, err := listwatch.New(cfg)
+	c, err := newClient(cfg)
 	if err != nil {
 		return err
 	}

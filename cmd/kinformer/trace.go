@@ -51,8 +51,9 @@ func (tr *tracing) tracer() (trace.Tracer, error) {
 
 // start runs the workqueue and its worker until ctx ends or stop is called. It returns
 // what the handler calls for each object, and stop, which waits for the worker and says
-// on progress how many of the followed events were printed, if any frame came.
-func (tr *tracing) start(ctx context.Context, printf func(string, ...any), progress io.Writer) (enqueue func(*object.Raw), stop func()) {
+// on progress how many of the followed events were printed, if any frame came, naming
+// the informer as about does (describe: its name and the encoding its reads ask for).
+func (tr *tracing) start(ctx context.Context, printf func(string, ...any), progress io.Writer, about string) (enqueue func(*object.Raw), stop func()) {
 	tr.printf = printf
 	tr.queue = workqueue.New(workqueue.Options[string]{Name: "trace"})
 	done := make(chan struct{})
@@ -77,9 +78,9 @@ func (tr *tracing) start(ctx context.Context, printf func(string, ...any), progr
 		tr.queue.ShutDown()
 		<-done
 		if st := tr.collector.Stats(); st.Frames > 0 {
-			fmt.Fprintf(progress, "kinformer: trace: followed %d of %d frames, printed %d, %d never reached the worker "+
+			fmt.Fprintf(progress, "kinformer: trace of %s: followed %d of %d frames, printed %d, %d never reached the worker "+
 				"(coalesced in the handler's buffer, dropped by the FIFO as a repeated delete, or still on the way)\n",
-				st.Followed, st.Frames, st.Reported, st.Followed-st.Reported)
+				about, st.Followed, st.Frames, st.Reported, st.Followed-st.Reported)
 		}
 	}
 	return enqueue, stop

@@ -104,8 +104,11 @@ func TestWatchTrace(t *testing.T) {
 			t.Errorf("spans add up to %v, total says %v:\n%s", sum, total, l)
 		}
 	}
-	if want := fmt.Sprintf("printed %d,", events); !strings.Contains(errOut.String(), want) {
-		t.Errorf("stderr does not say %q:\n%s", want, errOut.String())
+	// Raw objects, read as JSON under the default encoding (auto).
+	for _, want := range []string{fmt.Sprintf("printed %d,", events), "kinformer: trace of default/pods (encoding=json): followed "} {
+		if !strings.Contains(errOut.String(), want) {
+			t.Errorf("stderr does not say %q:\n%s", want, errOut.String())
+		}
 	}
 }
 

@@ -26,6 +26,7 @@ type target struct {
 	fieldSelector string
 	kubeconfig    string
 	context       string
+	encoding      encodingFlag
 	websocket     bool
 	streaming     bool
 	verbose       bool
@@ -39,6 +40,7 @@ func (t *target) flags(fs *flag.FlagSet) {
 	fs.StringVar(&t.fieldSelector, "field-selector", "", "field selector")
 	fs.StringVar(&t.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, else ~/.kube/config, else the pod's ServiceAccount)")
 	fs.StringVar(&t.context, "context", "", "kubeconfig context")
+	t.encoding.register(fs)
 	fs.BoolVar(&t.websocket, "websocket", false, "carry watches over websockets")
 	fs.BoolVar(&t.streaming, "streaming-list", false, "fetch the initial state with a streaming list")
 	fs.BoolVar(&t.verbose, "v", false, "log relists and why, fallbacks, backoffs and broken watches (to stderr)")
@@ -92,11 +94,14 @@ func (t *target) open(ctx context.Context, fs *flag.FlagSet, args []string, usag
 			return nil, usageError{err.Error()}
 		}
 	}
-	cfg, err := loadConfig(t.kubeconfig, t.context)
+	if err := t.encoding.check(); err != nil {
+		return nil, err
+	}
+	cfg, err := loadConfig(t.kubeconfig, t.context, t.encoding.enc)
 	if err != nil {
 		return nil, err
 	}
-	c, err := listwatch.New(cfg)
+	c, err := newClient(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +171,7 @@ func (s *session) watch(ctx context.Context, out, progress io.Writer) error {
 	hopts := informer.HandlerOptions{Name: "print"}
 	if s.trace.enabled() {
 		var stopTrace func()
-		enqueue, stopTrace = s.trace.start(ctx, printf, progress)
+		enqueue, stopTrace = s.trace.start(ctx, printf, progress, describe(s.inf.Name(), s.inf.Status().Encoding))
 		defer stopTrace() // deferred first, so it runs after the informer has stopped
 		hopts.Tracer = s.trace.collector
 	}
@@ -190,7 +195,8 @@ func (s *session) watch(ctx context.Context, out, progress io.Writer) error {
 		return err
 	}
 	// On stderr, so that an empty namespace and a hung connection do not look alike.
-	fmt.Fprintf(progress, "kinformer: synced %s: %d object(s); watching\n", s.inf.Name(), len(s.inf.Lister().List(object.Everything())))
+	fmt.Fprintf(progress, "kinformer: synced %s: %d object(s); watching\n", describe(s.inf.Name(), s.inf.Status().Encoding),
+		len(s.inf.Lister().List(object.Everything())))
 	<-ctx.Done()
 	return nil
 }
@@ -228,11 +234,21 @@ func waitStarted(ctx context.Context, inf *informer.Informer[*object.Raw], progr
 
 // waitingFor describes an unsynced informer's status in one line.
 func waitingFor(name string, st informer.SyncStatus) string {
-	line := fmt.Sprintf("kinformer: waiting for %s to sync: %s", name, st.State)
+	line := fmt.Sprintf("kinformer: waiting for %s to sync: %s", describe(name, st.Encoding), st.State)
 	if st.LastError != nil {
 		line += ", last error: " + st.LastError.Error()
 	}
 	return line
+}
+
+// describe is an informer's name as the commands' status lines show it, with the
+// encoding its reads ask the apiserver for (its status's Encoding), when that is known:
+// "default/pods (encoding=json)".
+func describe(name string, enc listwatch.Encoding) string {
+	if enc == "" {
+		return name
+	}
+	return name + " (encoding=" + string(enc) + ")"
 }
 
 // permanent says whether retrying cannot fix err: a 400 (a field or shard selector the

@@ -139,8 +139,10 @@ func TestHeadsGoWithTheirObjects(t *testing.T) {
 		}
 		return n
 	}
-	if n := live(); n != 10 {
-		t.Fatalf("%d live heads in the slots, want 10", n)
+	// The slots are lossy: two of the ten heads share a slot, and the later wins, about
+	// once in 25 runs (ten heads in 1,024 slots, hashed with a random seed).
+	if n := live(); n < 9 {
+		t.Fatalf("%d live heads in the slots, want 10 (9 when two share a slot)", n)
 	}
 	runtime.KeepAlive(keep)
 	keep = nil

@@ -43,6 +43,9 @@ type MapTable struct {
 	variants sync.Map
 	// lists are the values of Metadata.SharedLists, by their JSON text (see byText).
 	lists [listSlots]atomic.Pointer[textValue]
+	// pmaps are the maps decoded from protobuf, by the bytes of their entries: found
+	// before any entry is read (protodecode.go).
+	pmaps [mapSlots]atomic.Pointer[protoMap]
 	// parts are the cache's shared parts (parts.go), and registries the copies of a
 	// registry whose tables decode into them (one per registry; built on first use).
 	parts      *parts
@@ -304,6 +307,9 @@ func (t *MapTable) shareByText(text []byte, typ reflect.Type, p unsafe.Pointer, 
 func (t *MapTable) Forget() {
 	for i := range t.lists {
 		t.lists[i].Store(nil)
+	}
+	for i := range t.pmaps { // found by their bytes, not by what they hold
+		t.pmaps[i].Store(nil)
 	}
 	forget := func(r *registry) {
 		for _, tab := range r.tables { // built with the registry, read-only since

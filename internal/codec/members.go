@@ -157,12 +157,13 @@ func (u *Members) Delete(name string) {
 // Equal reports whether u and v hold the same members with the same values, as JSON:
 // member order, and the spacing and escaping of a value, make no difference (encoding an
 // object compacts its unknown members' values). Protobuf fields equal the same fields,
-// byte for byte, and never JSON members.
+// byte for byte, in any order but that of the fields of one number (as protobuf reads
+// them), and never JSON members.
 func (u Members) Equal(v Members) bool {
 	ur, up := u.runOf()
 	vr, vp := v.runOf()
 	if up != vp || up {
-		return up == vp && bytes.Equal(ur, vr)
+		return up == vp && protoFieldsEqual(ur, vr)
 	}
 	if bytes.Equal(ur, vr) {
 		return true

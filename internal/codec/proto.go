@@ -64,14 +64,17 @@ type pfield struct {
 	bit uint64
 	// decode decodes one occurrence: v is a Bytes field's content, or a varint's bytes.
 	decode pdecodeFunc
-	// all, set for a repeated field, decodes every occurrence of num in msg at once.
+	// all, set for a repeated field, decodes a run of adjacent occurrences at once (the
+	// apiserver writes a repeated field's occurrences together); add decodes one more,
+	// met later in the message (protobuf allows it, nothing writes it).
 	all    pdecodeAllFunc
+	add    pdecodeFunc
 	encode pencodeFunc
 }
 
 type (
 	pdecodeFunc    func(v []byte, p unsafe.Pointer) error
-	pdecodeAllFunc func(msg []byte, num protowire.Number, p unsafe.Pointer) error
+	pdecodeAllFunc func(run []byte, num protowire.Number, p unsafe.Pointer) error
 	// pencodeFunc appends the field at p, tag and value (each element, for a repeated
 	// one), and nothing for a field that is absent (a nil pointer, an empty slice).
 	pencodeFunc func(dst []byte, num protowire.Number, p unsafe.Pointer) ([]byte, error)
@@ -244,12 +247,13 @@ func (r *registry) pcodecFor(f *pfield, typ reflect.Type, intern bool) error {
 		if err := r.pcodecFor(&elem, typ.Elem(), intern); err != nil || elem.all != nil {
 			return cmpErr(err, errNoProtobuf)
 		}
-		f.wire, f.all, f.encode = elem.wire, pdecodeSlice(typ, elem.wire, elem.decode), pencodeSlice(typ, elem.encode)
+		f.wire, f.all, f.add = elem.wire, pdecodeSlice(typ, elem.wire, elem.decode), pappendSlice(typ, elem.decode)
+		f.encode = pencodeSlice(typ, elem.encode)
 	case reflect.Map:
 		if typ != stringMapType {
 			return errNoProtobuf
 		}
-		f.wire, f.all, f.encode = protowire.Bytes, pdecodeStringMap, pencodeStringMap
+		f.wire, f.all, f.add, f.encode = protowire.Bytes, pdecodeStringMap, paddToMap, pencodeStringMap
 	default:
 		return errNoProtobuf
 	}
@@ -412,17 +416,18 @@ func MarshalProtobufValue(v any) ([]byte, error) {
 // whose JSON has those members (an object's TypeMeta): a protobuf object has them in
 // its envelope, not in its message. Other values are left alone.
 func SetTypeMeta(v any, apiVersion, kind string) {
-	rv := reflect.ValueOf(v)
-	if registered == nil || rv.Kind() != reflect.Pointer || rv.IsNil() {
+	if registered == nil {
 		return
 	}
-	t := registered.tables[rv.Type().Elem()]
-	if t == nil {
+	typ := reflect.TypeOf(v)
+	if typ == nil || typ.Kind() != reflect.Pointer {
 		return
 	}
-	for name, value := range map[string]string{"apiVersion": apiVersion, "kind": kind} {
-		if f := t.byName[name]; f != nil && rv.Elem().FieldByIndex(f.index).Kind() == reflect.String {
-			*(*string)(unsafe.Add(rv.UnsafePointer(), f.offset)) = value
-		}
+	t := registered.tables[typ.Elem()]
+	p := reflect.ValueOf(v).UnsafePointer()
+	if t == nil || t.typeMeta == nil || p == nil {
+		return
 	}
+	*(*string)(unsafe.Add(p, t.typeMeta[0])) = apiVersion
+	*(*string)(unsafe.Add(p, t.typeMeta[1])) = kind
 }

@@ -2,8 +2,9 @@ package codec
 
 import (
 	"fmt"
+	"hash/maphash"
+	"maps"
 	"reflect"
-	"sync"
 	"unsafe"
 
 	"github.com/kinformer/kinformer/internal/protowire"
@@ -58,19 +59,23 @@ func (t *ptable) fieldsOf(msg []byte, p unsafe.Pointer, other func(field []byte)
 			other(msg[start:end])
 		case wire != f.wire:
 			return fmt.Errorf("%v: field %d (%s) has wire type %d, want %d", t.typ, num, f.name, wire, f.wire)
-		case f.all != nil:
-			if done&f.bit == 0 {
-				done |= f.bit
-				if err := f.all(msg[start:], num, unsafe.Add(p, f.offset)); err != nil {
-					return fmt.Errorf("%v: decoding %q: %w", t.typ, f.name, err)
-				}
+		case f.all != nil && done&f.bit == 0:
+			done |= f.bit
+			run := adjacent(msg[start:], num)
+			if err := f.all(run, num, unsafe.Add(p, f.offset)); err != nil {
+				return fmt.Errorf("%v: decoding %q: %w", t.typ, f.name, err)
 			}
+			i = start + len(run)
 		default:
 			v := msg[start+n : end]
 			if wire == protowire.Bytes {
 				v, _ = protowire.ConsumeBytes(v)
 			}
-			if err := f.decode(v, unsafe.Add(p, f.offset)); err != nil {
+			decode := f.decode
+			if f.all != nil { // a repeated field met again, after others
+				decode = f.add
+			}
+			if err := decode(v, unsafe.Add(p, f.offset)); err != nil {
 				return fmt.Errorf("%v: decoding %q: %w", t.typ, f.name, err)
 			}
 		}
@@ -148,7 +153,9 @@ func pdecodePointer(elem reflect.Type, decode pdecodeFunc) pdecodeFunc {
 }
 
 // occurrences calls each with the value of every field num in msg (a Bytes field's
-// content, a varint's bytes), after checking its wire type, and returns how many.
+// content, a varint's bytes), after checking its wire type, and returns how many. The
+// decoders give it a run of adjacent occurrences, which it reads twice: once to count
+// them, once to decode them into a slice or map made at their number.
 func occurrences(msg []byte, num protowire.Number, wire protowire.Type, each func(k int, v []byte) error) (int, error) {
 	k := 0
 	for len(msg) > 0 {
@@ -209,6 +216,37 @@ func pdecodeSlice(typ reflect.Type, wire protowire.Type, elem pdecodeFunc) pdeco
 	}
 }
 
+// pappendSlice appends one element to a slice: a new array, since the slice's may be
+// shared (pbyBytes).
+func pappendSlice(typ reflect.Type, elem pdecodeFunc) pdecodeFunc {
+	return func(v []byte, p unsafe.Pointer) error {
+		e := reflect.New(typ.Elem())
+		if err := elem(v, e.UnsafePointer()); err != nil {
+			return err
+		}
+		s := reflect.NewAt(typ, p).Elem()
+		grown := reflect.MakeSlice(typ, s.Len(), s.Len()+1)
+		reflect.Copy(grown, s)
+		s.Set(reflect.Append(grown, e.Elem()))
+		return nil
+	}
+}
+
+// paddToMap adds one entry to a copy of the map, which may be shared (pdecodeMap).
+func paddToMap(v []byte, p unsafe.Pointer) error {
+	k, val, err := mapEntry(v)
+	if err != nil {
+		return err
+	}
+	m := maps.Clone(*(*map[string]string)(p))
+	if m == nil {
+		m = map[string]string{}
+	}
+	m[internString(k)] = internString(val)
+	*(*map[string]string)(p) = m
+	return nil
+}
+
 // mapEntry reads a map entry's key (field 1) and value (field 2).
 func mapEntry(v []byte) (key, value []byte, err error) {
 	for len(v) > 0 {
@@ -258,78 +296,40 @@ func pdecodeStringMap(msg []byte, num protowire.Number, p unsafe.Pointer) error 
 	return nil
 }
 
-// pairsPool holds the pairs pdecodeMap reads before it knows whether the table has
-// their map.
-var pairsPool = sync.Pool{New: func() any { return new([2 * sharedPairsMax][]byte) }}
-
-// pdecodeMap is pdecodeStringMap through the table: a map of the same pairs as one the
-// table holds is that map (see decodeMap).
-func (t *MapTable) pdecodeMap(msg []byte, num protowire.Number, p unsafe.Pointer) error {
-	pairs := pairsPool.Get().(*[2 * sharedPairsMax][]byte)
-	defer func() {
-		clear(pairs[:]) // no pointer into msg outlives the call
-		pairsPool.Put(pairs)
-	}()
-	var h uint64
-	n, err := occurrences(msg, num, protowire.Bytes, func(k int, v []byte) error {
-		if k >= sharedPairsMax {
-			return errTooMany
-		}
-		key, value, err := mapEntry(v)
-		pairs[2*k], pairs[2*k+1] = key, value
-		h += t.pairHashBytes(key, value)
-		return err
-	})
-	if err == errTooMany {
-		return pdecodeStringMap(msg, num, p)
-	}
-	if err != nil {
-		return err
-	}
-	slot := t.slot(h)
-	if shared := slot.Load(); shared != nil && shared.h == h && len(shared.m) == n && holdsPairs(shared.m, pairs[:2*n]) {
-		*(*map[string]string)(p) = shared.m
-		return nil
-	}
-	m := make(map[string]string, n)
-	for k := 0; k < 2*n; k += 2 {
-		m[internString(pairs[k])] = internString(pairs[k+1])
-	}
-	*(*map[string]string)(p) = m
-	if len(m) == n && n > 0 {
-		slot.Store(&sharedMap{h: h, m: m})
-	}
-	return nil
+// protoMap is a map the table holds, and the entries it was decoded from.
+type protoMap struct {
+	run []byte
+	m   map[string]string
 }
 
-var errTooMany = fmt.Errorf("more than %d pairs", sharedPairsMax)
-
-func holdsPairs(m map[string]string, pairs [][]byte) bool {
-	for k := 0; k < len(pairs); k += 2 {
-		if got, ok := m[string(pairs[k])]; !ok || got != string(pairs[k+1]) {
-			return false
-		}
+// pdecodeMap is pdecodeStringMap through the table: the map of the same entries, byte
+// for byte, as a map the table holds is that map. The apiserver writes a map's entries
+// sorted by key, so equal maps are equal bytes, and a hit reads no entry.
+func (t *MapTable) pdecodeMap(run []byte, num protowire.Number, p unsafe.Pointer) error {
+	if len(run) > sharedMapMax {
+		return pdecodeStringMap(run, num, p)
 	}
-	return true
+	slot := &t.pmaps[maphash.Bytes(t.seed, run)&(mapSlots-1)]
+	if e := slot.Load(); e != nil && string(e.run) == string(run) {
+		*(*map[string]string)(p) = e.m
+		return nil
+	}
+	if err := pdecodeStringMap(run, num, p); err != nil {
+		return err
+	}
+	slot.Store(&protoMap{run: append([]byte(nil), run...), m: *(*map[string]string)(p)})
+	return nil
 }
 
 // pbyBytes is byText for a repeated field: the slice decoded from the same run of
 // occurrences as one the table holds is a copy of that one (owner references, which
-// every pod of a ReplicaSet has alike). Only a run of adjacent occurrences, as the
-// apiserver writes them, is looked up.
+// every pod of a ReplicaSet has alike).
 func (t *MapTable) pbyBytes(typ reflect.Type, decode pdecodeAllFunc) pdecodeAllFunc {
-	return func(msg []byte, num protowire.Number, p unsafe.Pointer) error {
-		run := adjacent(msg, num)
-		if len(run) == 0 || len(run) > sharedListMax {
-			return decode(msg, num, p)
+	return func(run []byte, num protowire.Number, p unsafe.Pointer) error {
+		if len(run) > sharedListMax {
+			return decode(run, num, p)
 		}
-		return t.shareByText(run, typ, p, func() (bool, error) {
-			if err := decode(msg, num, p); err != nil {
-				return false, err
-			}
-			n, _ := occurrences(msg, num, protowire.Bytes, nil)
-			return n == countFields(run), nil // no occurrence after the run
-		})
+		return t.shareByText(run, typ, p, func() (bool, error) { return true, decode(run, num, p) })
 	}
 }
 

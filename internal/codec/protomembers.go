@@ -1,8 +1,11 @@
 package codec
 
 import (
+	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/kinformer/kinformer/internal/protowire"
@@ -35,6 +38,32 @@ func (u Members) Protobuf() ([]byte, bool) {
 	return run[:len(run):len(run)], true
 }
 
+// protoFieldsEqual reports whether two runs of protobuf fields hold the same fields:
+// the same bytes, or the same once sorted by number (stably: the occurrences of a
+// repeated field keep their order, which is part of its value).
+func protoFieldsEqual(a, b []byte) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	x, okx := sortedFields(a)
+	y, oky := sortedFields(b)
+	return okx && oky && slices.EqualFunc(x, y, func(p, q piece) bool { return bytes.Equal(p.b, q.b) })
+}
+
+func sortedFields(run []byte) ([]piece, bool) {
+	var out []piece
+	for len(run) > 0 {
+		num, _, n := protowire.ConsumeField(run)
+		if n < 0 {
+			return nil, false
+		}
+		out = append(out, piece{num, run[:n]})
+		run = run[n:]
+	}
+	slices.SortStableFunc(out, func(p, q piece) int { return cmp.Compare(p.num, q.num) })
+	return out, true
+}
+
 // countFields counts the fields of a run of protobuf fields.
 func countFields(run []byte) int {
 	n := 0
@@ -63,7 +92,8 @@ func protoFieldsString(run []byte) string {
 			b.WriteByte(',')
 		}
 		if typ == protowire.Bytes {
-			v, _ := protowire.ConsumeBytes(run[protowire.SizeVarint(uint64(num)<<3):])
+			_, _, tag := protowire.ConsumeTag(run) // its length: a tag may be written long
+			v, _ := protowire.ConsumeBytes(run[tag:])
 			fmt.Fprintf(&b, "#%d:%dB", num, len(v))
 		} else {
 			fmt.Fprintf(&b, "#%d", num)

@@ -30,6 +30,9 @@ type table struct {
 	parts *parts
 	// head is set in a headed type's table (heads.go).
 	head *head
+	// typeMeta, when set, are the offsets of the string fields of the apiVersion and
+	// kind members (SetTypeMeta).
+	typeMeta *[2]uintptr
 }
 
 type field struct {
@@ -66,6 +69,10 @@ func (r *registry) tableFor(typ reflect.Type) *table {
 		r.headFor(t)
 	}
 	r.findMetadata(t)
+	av, k := t.byName["apiVersion"], t.byName["kind"]
+	if av != nil && k != nil && typ.FieldByIndex(av.index).Type.Kind() == reflect.String && typ.FieldByIndex(k.index).Type.Kind() == reflect.String {
+		t.typeMeta = &[2]uintptr{av.offset, k.offset}
+	}
 	return t
 }
 

@@ -51,7 +51,15 @@ type engine struct {
 	measure.Engine
 }
 
-func (*engine) Name(*measure.Config) string { return "kinformer" }
+// Name is "kinformer", or "kinformer-protobuf" with -protobuf (reads asked in
+// protobuf: listwatch.EncodingProtobuf; without it, EncodingJSON, whatever the server
+// offers).
+func (*engine) Name(cfg *measure.Config) string {
+	if cfg.Protobuf {
+		return "kinformer-protobuf"
+	}
+	return "kinformer"
+}
 
 // ShardFiltering makes the engine a measure.ShardedEngine.
 func (e *engine) ShardFiltering() string {
@@ -76,9 +84,6 @@ func shardOf(n, i int) (shard.Selector, error) {
 }
 
 func (e *engine) Build(ctx context.Context, cfg *measure.Config, handlers []measure.EventFunc) error {
-	if cfg.Protobuf {
-		return errors.New("-protobuf: kinformer speaks JSON only")
-	}
 	c, err := client(cfg)
 	if err != nil {
 		return err
@@ -130,6 +135,10 @@ func client(cfg *measure.Config) (*listwatch.Client, error) {
 		}
 	}
 	lc.QPS = -1
+	lc.Encoding = listwatch.EncodingJSON
+	if cfg.Protobuf {
+		lc.Encoding = listwatch.EncodingProtobuf
+	}
 	return listwatch.New(lc)
 }
 
