@@ -52,7 +52,7 @@ func startWriters(ctx context.Context, direct *listwatch.Client, ns string, seed
 		d := &object.Deployment{ObjectMeta: object.ObjectMeta{Name: fmt.Sprint("d", i)}, Spec: object.DeploymentSpec{Replicas: &two,
 			Selector: &object.LabelSelector{MatchLabels: map[string]string{"app": fmt.Sprint("d", i)}},
 			Template: object.PodTemplateSpec{ObjectMeta: object.ObjectMeta{Labels: map[string]string{"app": fmt.Sprint("d", i)}},
-				Spec: []byte(`{"containers":[{"name":"c","image":"nginx:1"}]}`)}}}
+				Spec: object.MustPodSpec(`{"containers":[{"name":"c","image":"nginx:1"}]}`)}}}
 		if _, err := deploys.Create(ctx, d); err != nil {
 			return nil, err
 		}

@@ -295,7 +295,7 @@ func TestDeploymentControllerWithKubectlRollout(t *testing.T) {
 		rollout("full")
 		d := h.get(t, "full")
 		var template map[string]any
-		if err := json.Unmarshal(d.Spec.Template.Spec, &template); err != nil {
+		if err := jsonRoundTrip(d.Spec.Template.Spec, &template); err != nil {
 			t.Fatal(err)
 		}
 		rss := h.owned(t, d)
@@ -368,7 +368,7 @@ spec:
         downwardAPI: {items: [{path: labels, fieldRef: {fieldPath: metadata.labels}}]}
 `
 
-func cond(d *object.Deployment, typ string) *object.Condition {
+func cond(d *object.Deployment, typ string) *object.DeploymentCondition {
 	for i := range d.Status.Conditions {
 		if d.Status.Conditions[i].Type == typ {
 			return &d.Status.Conditions[i]
@@ -379,11 +379,10 @@ func cond(d *object.Deployment, typ string) *object.Condition {
 
 func containerImage(t *testing.T, tmpl object.PodTemplateSpec) string {
 	t.Helper()
-	var spec struct{ Containers []struct{ Image string } }
-	if err := json.Unmarshal(tmpl.Spec, &spec); err != nil || len(spec.Containers) == 0 {
-		t.Fatalf("template spec: %v", err)
+	if len(tmpl.Spec.Containers) == 0 {
+		t.Fatalf("template spec without containers: %+v", tmpl.Spec)
 	}
-	return spec.Containers[0].Image
+	return tmpl.Spec.Containers[0].Image()
 }
 
 // `kinformer demo --kubeconfig` tells the same story against the real apiserver, in a

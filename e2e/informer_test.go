@@ -117,7 +117,7 @@ func TestInformersUnderChurn(t *testing.T) {
 		d := &object.Deployment{ObjectMeta: object.ObjectMeta{Name: fmt.Sprint("d", i)}}
 		d.Spec.Selector = &object.LabelSelector{MatchLabels: map[string]string{"app": "d"}}
 		d.Spec.Template.Labels = map[string]string{"app": "d"}
-		d.Spec.Template.Spec = json.RawMessage(`{"containers":[{"name":"c","image":"nginx"}]}`)
+		d.Spec.Template.Spec = object.MustPodSpec(`{"containers":[{"name":"c","image":"nginx"}]}`)
 		if _, err := depRes.Create(ctx, d); err != nil {
 			t.Fatal(err)
 		}

@@ -123,7 +123,7 @@ func TestReplicaSetControllerAgainstRealAPIServer(t *testing.T) {
 
 	t.Run("template reaches every pod unchanged", func(t *testing.T) {
 		var template map[string]any
-		if err := json.Unmarshal(rs.Spec.Template.Spec, &template); err != nil {
+		if err := jsonRoundTrip(rs.Spec.Template.Spec, &template); err != nil {
 			t.Fatal(err)
 		}
 		for _, p := range h.activeOwned(t, rs) {
@@ -357,4 +357,13 @@ func ready(addr string) bool {
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, resp.Body)
 	return resp.StatusCode == http.StatusOK
+}
+
+// jsonRoundTrip decodes the JSON encoding of v into out: a typed value as generic JSON.
+func jsonRoundTrip(v, out any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, out)
 }

@@ -265,14 +265,14 @@ func TestProtobufListTruncated(t *testing.T) {
 }
 
 // What cannot be decoded from protobuf is read as JSON under auto, and refused under
-// protobuf, at the first call, saying why.
+// protobuf, at the first call, saying why: an embedder's projection (it has no protobuf
+// field numbers), and object.Raw, read by member name, under auto.
 func TestProtobufEncodingChoice(t *testing.T) {
 	ctx := testwait.Context(t, 20*time.Second)
 	c, accepts := goldenServer(t, http.StatusOK, func(bool, bool) ([]byte, string) {
-		return []byte(`{"kind":"ReplicaSetList","apiVersion":"apps/v1","metadata":{"resourceVersion":"1"},"items":[]}`), "application/json"
+		return []byte(`{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"1"},"items":[]}`), "application/json"
 	})
-	rs := listwatch.ResourceInfo{GroupVersionResource: listwatch.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"}, Kind: "ReplicaSet", Namespaced: true}
-	if _, err := listwatch.For[*object.ReplicaSet](c, rs, "").List(ctx, listwatch.ListOptions{}); err != nil {
+	if _, err := listwatch.For[*podNames](c, podsInfo, "").List(ctx, listwatch.ListOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := listwatch.For[*object.Raw](c, podsInfo, "").List(ctx, listwatch.ListOptions{}); err != nil {
@@ -283,11 +283,18 @@ func TestProtobufEncodingChoice(t *testing.T) {
 			t.Errorf("request %d asked %q under auto, for a type read as JSON", i, a)
 		}
 	}
-	_, err := listwatch.For[*object.ReplicaSet](withEncoding(t, c, listwatch.EncodingProtobuf), rs, "").List(ctx, listwatch.ListOptions{})
+	_, err := listwatch.For[*podNames](withEncoding(t, c, listwatch.EncodingProtobuf), podsInfo, "").List(ctx, listwatch.ListOptions{})
 	if err == nil || !strings.Contains(err.Error(), "cannot be decoded from protobuf") {
-		t.Errorf("a ReplicaSet list under encoding protobuf: %v", err)
+		t.Errorf("a projection's list under encoding protobuf: %v", err)
 	}
 }
+
+// podNames is an embedder's projection of a pod: json tags, no protobuf numbers.
+type podNames struct {
+	Metadata object.ObjectMeta `json:"metadata"`
+}
+
+func (p *podNames) Meta() *object.ObjectMeta { return &p.Metadata }
 
 // An object read in protobuf carries the fields the model does not hold as protobuf,
 // and is written back in protobuf, with them.

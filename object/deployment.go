@@ -5,23 +5,23 @@ import "github.com/kinformer/kinformer/internal/codec"
 // Deployment is an apps/v1 Deployment.
 type Deployment struct {
 	TypeMeta
-	ObjectMeta `json:"metadata"`
-	Spec       DeploymentSpec   `json:"spec"`
-	Status     DeploymentStatus `json:"status"`
+	ObjectMeta `json:"metadata" pb:"1"`
+	Spec       DeploymentSpec   `json:"spec" pb:"2"`
+	Status     DeploymentStatus `json:"status" pb:"3"`
 
 	Unknown Unknown `json:"-"`
 }
 
 // DeploymentSpec is the desired state of a Deployment.
 type DeploymentSpec struct {
-	Replicas                *int32             `json:"replicas,omitempty"`
-	Selector                *LabelSelector     `json:"selector,omitempty"`
-	Template                PodTemplateSpec    `json:"template"`
-	Strategy                DeploymentStrategy `json:"strategy,omitzero"`
-	MinReadySeconds         int32              `json:"minReadySeconds,omitempty"`
-	RevisionHistoryLimit    *int32             `json:"revisionHistoryLimit,omitempty"`
-	Paused                  bool               `json:"paused,omitempty"`
-	ProgressDeadlineSeconds *int32             `json:"progressDeadlineSeconds,omitempty"`
+	Replicas                *int32             `json:"replicas,omitempty" pb:"1"`
+	Selector                *LabelSelector     `json:"selector,omitempty" pb:"2"`
+	Template                PodTemplateSpec    `json:"template" pb:"3"`
+	Strategy                DeploymentStrategy `json:"strategy,omitzero" pb:"4"`
+	MinReadySeconds         int32              `json:"minReadySeconds,omitempty" pb:"5"`
+	RevisionHistoryLimit    *int32             `json:"revisionHistoryLimit,omitempty" pb:"6"`
+	Paused                  bool               `json:"paused,omitempty" pb:"7"`
+	ProgressDeadlineSeconds *int32             `json:"progressDeadlineSeconds,omitempty" pb:"9"`
 	Unknown                 Unknown            `json:"-"`
 }
 
@@ -33,8 +33,8 @@ const (
 
 // DeploymentStrategy says how old pods are replaced by new ones.
 type DeploymentStrategy struct {
-	Type          string                   `json:"type,omitempty"`
-	RollingUpdate *RollingUpdateDeployment `json:"rollingUpdate,omitempty"`
+	Type          string                   `json:"type,omitempty" pb:"1"`
+	RollingUpdate *RollingUpdateDeployment `json:"rollingUpdate,omitempty" pb:"2"`
 	Unknown       Unknown                  `json:"-"`
 }
 
@@ -45,25 +45,43 @@ func (s DeploymentStrategy) IsZero() bool {
 
 // RollingUpdateDeployment bounds a rolling update.
 type RollingUpdateDeployment struct {
-	MaxUnavailable *IntOrString `json:"maxUnavailable,omitempty"`
-	MaxSurge       *IntOrString `json:"maxSurge,omitempty"`
+	MaxUnavailable *IntOrString `json:"maxUnavailable,omitempty" pb:"1"`
+	MaxSurge       *IntOrString `json:"maxSurge,omitempty" pb:"2"`
 	Unknown        Unknown      `json:"-"`
 }
 
 // DeploymentStatus is what the Deployment controller reports.
 type DeploymentStatus struct {
-	ObservedGeneration  int64 `json:"observedGeneration,omitempty"`
-	Replicas            int32 `json:"replicas,omitempty"`
-	UpdatedReplicas     int32 `json:"updatedReplicas,omitempty"`
-	ReadyReplicas       int32 `json:"readyReplicas,omitempty"`
-	AvailableReplicas   int32 `json:"availableReplicas,omitempty"`
-	UnavailableReplicas int32 `json:"unavailableReplicas,omitempty"`
+	ObservedGeneration  int64 `json:"observedGeneration,omitempty" pb:"1"`
+	Replicas            int32 `json:"replicas,omitempty" pb:"2"`
+	UpdatedReplicas     int32 `json:"updatedReplicas,omitempty" pb:"3"`
+	ReadyReplicas       int32 `json:"readyReplicas,omitempty" pb:"7"`
+	AvailableReplicas   int32 `json:"availableReplicas,omitempty" pb:"4"`
+	UnavailableReplicas int32 `json:"unavailableReplicas,omitempty" pb:"5"`
 	// TerminatingReplicas sums the ReplicaSets' (kube-controller-manager 1.35+).
-	TerminatingReplicas *int32      `json:"terminatingReplicas,omitempty"`
-	Conditions          []Condition `json:"conditions,omitempty"`
-	CollisionCount      *int32      `json:"collisionCount,omitempty"`
-	Unknown             Unknown     `json:"-"`
+	TerminatingReplicas *int32                `json:"terminatingReplicas,omitempty" pb:"9"`
+	Conditions          []DeploymentCondition `json:"conditions,omitempty" pb:"6"`
+	CollisionCount      *int32                `json:"collisionCount,omitempty" pb:"8"`
+	Unknown             Unknown               `json:"-"`
 }
+
+// DeploymentCondition is a status condition of a Deployment (Progressing, Available,
+// ReplicaFailure).
+type DeploymentCondition struct {
+	Type               string  `json:"type" pb:"1"`
+	Status             string  `json:"status" pb:"2"`
+	LastUpdateTime     Time    `json:"lastUpdateTime,omitzero" pb:"6"`
+	LastTransitionTime Time    `json:"lastTransitionTime,omitzero" pb:"7"`
+	Reason             string  `json:"reason,omitempty" pb:"4"`
+	Message            string  `json:"message,omitempty" pb:"5"`
+	Unknown            Unknown `json:"-"`
+}
+
+// MarshalJSON writes the modelled fields and every unknown member.
+func (c DeploymentCondition) MarshalJSON() ([]byte, error) { return codec.Marshal(&c) }
+
+// UnmarshalJSON reads the modelled fields and keeps the rest.
+func (c *DeploymentCondition) UnmarshalJSON(b []byte) error { return codec.Unmarshal(b, c) }
 
 // MarshalJSON writes the modelled fields and every unknown member.
 func (d Deployment) MarshalJSON() ([]byte, error) { return codec.Marshal(&d) }

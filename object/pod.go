@@ -2,6 +2,7 @@ package object
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 
 	"github.com/kinformer/kinformer/internal/codec"
@@ -223,12 +224,14 @@ func (c ContainerStatus) MarshalJSON() ([]byte, error) { return codec.Marshal(&c
 // UnmarshalJSON reads the modelled fields and keeps the rest.
 func (c *ContainerStatus) UnmarshalJSON(b []byte) error { return codec.Unmarshal(b, c) }
 
-// PodTemplateSpec is the pod template inside a ReplicaSet or Deployment. Its spec is kept
-// as raw JSON: controllers copy it, compare it and hash it, but never read into it.
+// PodTemplateSpec is the pod template inside a ReplicaSet or Deployment: a pod's
+// metadata and spec, modelled as a pod's are (the rest of the spec kept as it came, in
+// the encoding it came in). Controllers copy it into the pods they create, compare it
+// and hash it; they do not read into its spec.
 type PodTemplateSpec struct {
-	ObjectMeta `json:"metadata"`
-	Spec       json.RawMessage `json:"spec,omitempty"`
-	Unknown    Unknown         `json:"-"`
+	ObjectMeta `json:"metadata" pb:"1"`
+	Spec       PodSpec `json:"spec" pb:"2"`
+	Unknown    Unknown `json:"-"`
 }
 
 // MarshalJSON writes the modelled fields and every unknown member.
@@ -236,3 +239,14 @@ func (t PodTemplateSpec) MarshalJSON() ([]byte, error) { return codec.Marshal(&t
 
 // UnmarshalJSON reads the modelled fields and keeps the rest.
 func (t *PodTemplateSpec) UnmarshalJSON(b []byte) error { return codec.Unmarshal(b, t) }
+
+// MustPodSpec returns the PodSpec a JSON text describes, and panics if it does not
+// decode: for templates written in code (demos, tests), as regexp.MustCompile is for
+// patterns.
+func MustPodSpec(text string) PodSpec {
+	var s PodSpec
+	if err := json.Unmarshal([]byte(text), &s); err != nil {
+		panic(fmt.Sprintf("object.MustPodSpec(%q): %v", text, err))
+	}
+	return s
+}

@@ -152,3 +152,15 @@ func boolBit(b bool) uint64 {
 	}
 	return 0
 }
+
+// ErrProtobufMembers is what encoding an object as JSON fails with (wrapped) when the
+// object was decoded from protobuf and carries fields the model does not hold: they are
+// protobuf bytes, known by number only, which only protobuf writes back (MarshalProtobuf;
+// listwatch writes such an object in protobuf).
+var ErrProtobufMembers = codec.ErrProtobufMembers
+
+// MarshalProtobuf encodes v, a pointer to one of this package's types (an object, or a
+// part of one such as a PodTemplateSpec), as its protobuf message: the fields it models
+// and the protobuf fields it carried, in number order, as the apiserver writes them. It
+// fails for a value holding JSON members (decoded from JSON, or set with Unknown.Set).
+func MarshalProtobuf(v any) ([]byte, error) { return codec.MarshalProtobufValue(v) }

@@ -5,44 +5,45 @@ import "github.com/kinformer/kinformer/internal/codec"
 // ReplicaSet is an apps/v1 ReplicaSet.
 type ReplicaSet struct {
 	TypeMeta
-	ObjectMeta `json:"metadata"`
-	Spec       ReplicaSetSpec   `json:"spec"`
-	Status     ReplicaSetStatus `json:"status"`
+	ObjectMeta `json:"metadata" pb:"1"`
+	Spec       ReplicaSetSpec   `json:"spec" pb:"2"`
+	Status     ReplicaSetStatus `json:"status" pb:"3"`
 
 	Unknown Unknown `json:"-"`
 }
 
 // ReplicaSetSpec is the desired state of a ReplicaSet.
 type ReplicaSetSpec struct {
-	Replicas        *int32          `json:"replicas,omitempty"`
-	MinReadySeconds int32           `json:"minReadySeconds,omitempty"`
-	Selector        *LabelSelector  `json:"selector,omitempty"`
-	Template        PodTemplateSpec `json:"template"`
+	Replicas        *int32          `json:"replicas,omitempty" pb:"1"`
+	MinReadySeconds int32           `json:"minReadySeconds,omitempty" pb:"4"`
+	Selector        *LabelSelector  `json:"selector,omitempty" pb:"2"`
+	Template        PodTemplateSpec `json:"template" pb:"3"`
 	Unknown         Unknown         `json:"-"`
 }
 
 // ReplicaSetStatus is what the ReplicaSet controller reports.
 type ReplicaSetStatus struct {
-	Replicas             int32 `json:"replicas"`
-	FullyLabeledReplicas int32 `json:"fullyLabeledReplicas,omitempty"`
-	ReadyReplicas        int32 `json:"readyReplicas,omitempty"`
-	AvailableReplicas    int32 `json:"availableReplicas,omitempty"`
+	Replicas             int32 `json:"replicas" pb:"1"`
+	FullyLabeledReplicas int32 `json:"fullyLabeledReplicas,omitempty" pb:"2"`
+	ReadyReplicas        int32 `json:"readyReplicas,omitempty" pb:"4"`
+	AvailableReplicas    int32 `json:"availableReplicas,omitempty" pb:"5"`
 	// TerminatingReplicas counts owned pods being deleted (kube-controller-manager 1.35+
 	// writes it; nil where the server does not know the field).
-	TerminatingReplicas *int32      `json:"terminatingReplicas,omitempty"`
-	ObservedGeneration  int64       `json:"observedGeneration,omitempty"`
-	Conditions          []Condition `json:"conditions,omitempty"`
-	Unknown             Unknown     `json:"-"`
+	TerminatingReplicas *int32                `json:"terminatingReplicas,omitempty" pb:"7"`
+	ObservedGeneration  int64                 `json:"observedGeneration,omitempty" pb:"3"`
+	Conditions          []ReplicaSetCondition `json:"conditions,omitempty" pb:"6"`
+	Unknown             Unknown               `json:"-"`
 }
 
-// Condition is a status condition of a workload (ReplicaFailure, Progressing, Available).
-type Condition struct {
-	Type               string  `json:"type"`
-	Status             string  `json:"status"`
-	LastUpdateTime     Time    `json:"lastUpdateTime,omitzero"`
-	LastTransitionTime Time    `json:"lastTransitionTime,omitzero"`
-	Reason             string  `json:"reason,omitempty"`
-	Message            string  `json:"message,omitempty"`
+// ReplicaSetCondition is a status condition of a ReplicaSet (ReplicaFailure). It is
+// DeploymentCondition without lastUpdateTime, and a type of its own because protobuf
+// numbers the fields of the two differently.
+type ReplicaSetCondition struct {
+	Type               string  `json:"type" pb:"1"`
+	Status             string  `json:"status" pb:"2"`
+	LastTransitionTime Time    `json:"lastTransitionTime,omitzero" pb:"3"`
+	Reason             string  `json:"reason,omitempty" pb:"4"`
+	Message            string  `json:"message,omitempty" pb:"5"`
 	Unknown            Unknown `json:"-"`
 }
 
@@ -65,7 +66,7 @@ func (s ReplicaSetStatus) MarshalJSON() ([]byte, error) { return codec.Marshal(&
 func (s *ReplicaSetStatus) UnmarshalJSON(b []byte) error { return codec.Unmarshal(b, s) }
 
 // MarshalJSON writes the modelled fields and every unknown member.
-func (c Condition) MarshalJSON() ([]byte, error) { return codec.Marshal(&c) }
+func (c ReplicaSetCondition) MarshalJSON() ([]byte, error) { return codec.Marshal(&c) }
 
 // UnmarshalJSON reads the modelled fields and keeps the rest.
-func (c *Condition) UnmarshalJSON(b []byte) error { return codec.Unmarshal(b, c) }
+func (c *ReplicaSetCondition) UnmarshalJSON(b []byte) error { return codec.Unmarshal(b, c) }

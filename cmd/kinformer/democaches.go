@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 	"strconv"
 
@@ -75,9 +74,8 @@ func replicasOrZero(rs *object.ReplicaSet) int32 {
 }
 
 func imageOf(t object.PodTemplateSpec) string {
-	var spec struct{ Containers []struct{ Image string } }
-	if json.Unmarshal(t.Spec, &spec) != nil || len(spec.Containers) == 0 {
+	if len(t.Spec.Containers) == 0 {
 		return ""
 	}
-	return spec.Containers[0].Image
+	return t.Spec.Containers[0].Image()
 }

@@ -45,7 +45,7 @@ func tellStory(ctx context.Context, env *demoEnv, caches *demoCaches, p progress
 			_, err := deploys.Create(ctx, &object.Deployment{ObjectMeta: object.ObjectMeta{Name: demoDeployment},
 				Spec: object.DeploymentSpec{Replicas: &six, Selector: &object.LabelSelector{MatchLabels: map[string]string{"app": demoDeployment}},
 					Template: object.PodTemplateSpec{ObjectMeta: object.ObjectMeta{Labels: map[string]string{"app": demoDeployment}},
-						Spec: []byte(`{"containers":[{"name":"nginx","image":"nginx:1.27"}]}`)}}})
+						Spec: object.MustPodSpec(`{"containers":[{"name":"nginx","image":"nginx:1.27"}]}`)}}})
 			return err
 		}, until: rolledOut(caches, 6, "nginx:1.27"), hold: time.Second},
 		{title: "scale to 10", do: func(ctx context.Context) error { return patch(ctx, `{"spec":{"replicas":10}}`) },

@@ -21,7 +21,7 @@ func midRollout() snapshot {
 		return &object.ReplicaSet{
 			ObjectMeta: object.ObjectMeta{Name: name, Annotations: map[string]string{"deployment.kubernetes.io/revision": fmt.Sprint(rev)}},
 			Spec: object.ReplicaSetSpec{Replicas: &desired,
-				Template: object.PodTemplateSpec{Spec: []byte(`{"containers":[{"name":"nginx","image":"` + image + `"}]}`)}},
+				Template: object.PodTemplateSpec{Spec: object.MustPodSpec(`{"containers":[{"name":"nginx","image":"` + image + `"}]}`)}},
 			Status: object.ReplicaSetStatus{ReadyReplicas: ready, AvailableReplicas: available},
 		}
 	}

@@ -29,7 +29,7 @@ const (
 	conditionTimeResolution = time.Second
 )
 
-func condition(conds []object.Condition, typ string) *object.Condition {
+func condition(conds []object.DeploymentCondition, typ string) *object.DeploymentCondition {
 	for i := range conds {
 		if conds[i].Type == typ {
 			return &conds[i]
@@ -38,15 +38,15 @@ func condition(conds []object.Condition, typ string) *object.Condition {
 	return nil
 }
 
-func (r *rollout) newCondition(typ, status, reason, message string) object.Condition {
+func (r *rollout) newCondition(typ, status, reason, message string) object.DeploymentCondition {
 	now := object.NewTime(r.dc.now().UTC().Truncate(conditionTimeResolution))
-	return object.Condition{Type: typ, Status: status, Reason: reason, Message: message, LastUpdateTime: now, LastTransitionTime: now}
+	return object.DeploymentCondition{Type: typ, Status: status, Reason: reason, Message: message, LastUpdateTime: now, LastTransitionTime: now}
 }
 
 // setCondition sets c unless a condition of its type already has its status and reason
 // (then nothing changes, not even the update time); a condition whose status stays keeps
 // its lastTransitionTime.
-func setCondition(st *object.DeploymentStatus, c object.Condition) {
+func setCondition(st *object.DeploymentStatus, c object.DeploymentCondition) {
 	cur := condition(st.Conditions, c.Type)
 	if cur != nil && cur.Status == c.Status && cur.Reason == c.Reason {
 		return
@@ -59,16 +59,16 @@ func setCondition(st *object.DeploymentStatus, c object.Condition) {
 }
 
 func removeCondition(st *object.DeploymentStatus, typ string) {
-	st.Conditions = slices.DeleteFunc(slices.Clone(st.Conditions), func(c object.Condition) bool { return c.Type == typ })
+	st.Conditions = slices.DeleteFunc(slices.Clone(st.Conditions), func(c object.DeploymentCondition) bool { return c.Type == typ })
 }
 
 // replicaFailure turns the first ReplicaSet ReplicaFailure (the new one's first) into
 // the Deployment's.
-func replicaFailure(all []*object.ReplicaSet, newRS *object.ReplicaSet) *object.Condition {
-	from := func(rs *object.ReplicaSet) *object.Condition {
+func replicaFailure(all []*object.ReplicaSet, newRS *object.ReplicaSet) *object.DeploymentCondition {
+	from := func(rs *object.ReplicaSet) *object.DeploymentCondition {
 		for _, c := range rs.Status.Conditions {
 			if c.Type == condReplicaFailure && c.Status == "True" {
-				return &object.Condition{Type: condReplicaFailure, Status: c.Status, Reason: c.Reason, Message: c.Message,
+				return &object.DeploymentCondition{Type: condReplicaFailure, Status: c.Status, Reason: c.Reason, Message: c.Message,
 					LastUpdateTime: c.LastTransitionTime, LastTransitionTime: c.LastTransitionTime}
 			}
 		}

@@ -109,7 +109,7 @@ func (e *simEnv) owned(d *object.Deployment) []*object.ReplicaSet {
 func newDeployment(name, spec string, replicas int32) *object.Deployment {
 	return &object.Deployment{ObjectMeta: object.ObjectMeta{Name: name},
 		Spec: object.DeploymentSpec{Replicas: &replicas, Selector: &object.LabelSelector{MatchLabels: map[string]string{"app": name}},
-			Template: object.PodTemplateSpec{ObjectMeta: object.ObjectMeta{Labels: map[string]string{"app": name}}, Spec: []byte(spec)}}}
+			Template: object.PodTemplateSpec{ObjectMeta: object.ObjectMeta{Labels: map[string]string{"app": name}}, Spec: object.MustPodSpec(spec)}}}
 }
 
 // A field no API version has yet goes from the Deployment to its ReplicaSet and pods.
@@ -150,7 +150,7 @@ func TestHashCollision(t *testing.T) {
 	one := int32(0)
 	squatter := &object.ReplicaSet{ObjectMeta: object.ObjectMeta{Name: "web-" + hash, Labels: map[string]string{"other": "x"}},
 		Spec: object.ReplicaSetSpec{Replicas: &one, Selector: &object.LabelSelector{MatchLabels: map[string]string{"other": "x"}},
-			Template: object.PodTemplateSpec{ObjectMeta: object.ObjectMeta{Labels: map[string]string{"other": "x"}}, Spec: []byte(`{"containers":[{"name":"o","image":"busybox"}]}`)}}}
+			Template: object.PodTemplateSpec{ObjectMeta: object.ObjectMeta{Labels: map[string]string{"other": "x"}}, Spec: object.MustPodSpec(`{"containers":[{"name":"o","image":"busybox"}]}`)}}}
 	if _, err := e.rss.Create(context.Background(), squatter); err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +240,7 @@ func TestCarriesOnWithAnotherHashForTheSameTemplate(t *testing.T) {
 		Spec: object.ReplicaSetSpec{Replicas: &two,
 			Selector: &object.LabelSelector{MatchLabels: map[string]string{"app": "web", PodTemplateHashLabel: "5d9c7b8f6"}},
 			Template: object.PodTemplateSpec{ObjectMeta: object.ObjectMeta{Labels: map[string]string{"app": "web", PodTemplateHashLabel: "5d9c7b8f6"}},
-				Spec: []byte(spec)}}}
+				Spec: object.MustPodSpec(spec)}}}
 	if _, err := e.rss.Create(context.Background(), foreign); err != nil {
 		t.Fatal(err)
 	}

@@ -93,7 +93,7 @@ type rsState struct {
 
 func template(name string) object.PodTemplateSpec {
 	return object.PodTemplateSpec{ObjectMeta: object.ObjectMeta{Labels: map[string]string{"app": "web"}},
-		Spec: []byte(`{"containers":[{"name":"c","image":"` + name + `"}]}`)}
+		Spec: object.MustPodSpec(`{"containers":[{"name":"c","image":"` + name + `"}]}`)}
 }
 
 type fixture struct {
@@ -420,7 +420,7 @@ func TestResumeRestartsTheProgressClock(t *testing.T) {
 	longAgo := object.NewTime(stepNow.Add(-time.Hour))
 	ten := int32(10)
 	d.Spec.ProgressDeadlineSeconds = &ten
-	d.Status.Conditions = []object.Condition{{Type: condProgressing, Status: "Unknown", Reason: reasonPaused,
+	d.Status.Conditions = []object.DeploymentCondition{{Type: condProgressing, Status: "Unknown", Reason: reasonPaused,
 		Message: "Deployment is paused", LastUpdateTime: longAgo, LastTransitionTime: longAgo}}
 	w := newRecordingWriter(rss)
 	if err := newRollout(context.Background(), newTestController(t, w, nil), d, rss).run(); err != nil {

@@ -143,7 +143,7 @@ func equalStatus(a, b object.DeploymentStatus) bool {
 		a.UpdatedReplicas == b.UpdatedReplicas && a.ReadyReplicas == b.ReadyReplicas &&
 		a.AvailableReplicas == b.AvailableReplicas && a.UnavailableReplicas == b.UnavailableReplicas &&
 		equalPtr(a.TerminatingReplicas, b.TerminatingReplicas) && equalPtr(a.CollisionCount, b.CollisionCount) &&
-		slices.EqualFunc(a.Conditions, b.Conditions, func(x, y object.Condition) bool {
+		slices.EqualFunc(a.Conditions, b.Conditions, func(x, y object.DeploymentCondition) bool {
 			return x.Type == y.Type && x.Status == y.Status && x.Reason == y.Reason && x.Message == y.Message &&
 				x.LastUpdateTime.Equal(y.LastUpdateTime) && x.LastTransitionTime.Equal(y.LastTransitionTime)
 		})

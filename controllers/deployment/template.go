@@ -1,31 +1,44 @@
 package deployment
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"reflect"
 	"strconv"
 
 	"github.com/kinformer/kinformer/object"
 )
 
-// canonicalTemplate is a pod template as generic JSON without the pod-template-hash
-// label: two templates are the same when their canonical forms are equal. Going through
-// generic JSON compares every member, modelled or not, and ignores the order and spacing
-// they were written in.
-type canonicalTemplate map[string]any
+// canonicalTemplate is a pod template without the pod-template-hash label, in a form
+// two templates compare by. A template read as JSON is generic JSON: it compares every
+// member, modelled or not, and ignores the order and spacing they were written in. A
+// template read as protobuf holds the fields the model does not as protobuf bytes, and
+// is its protobuf encoding: the apiserver writes a message's fields in number order and
+// its maps' entries sorted, so equal templates are equal bytes. (The informers of one
+// client read ReplicaSets and Deployments alike; templates of two encodings are never
+// compared, and would differ.)
+type canonicalTemplate struct {
+	json map[string]any
+	pb   []byte
+}
 
 // canonical returns the canonical form of t.
 func canonical(t *object.PodTemplateSpec) (canonicalTemplate, error) {
 	b, err := json.Marshal(t)
+	if errors.Is(err, object.ErrProtobufMembers) {
+		return canonicalProtobuf(t)
+	}
 	if err != nil {
-		return nil, err
+		return canonicalTemplate{}, err
 	}
 	var m map[string]any
 	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, err
+		return canonicalTemplate{}, err
 	}
 	if meta, ok := m["metadata"].(map[string]any); ok {
 		if labels, ok := meta["labels"].(map[string]any); ok {
@@ -41,14 +54,40 @@ func canonical(t *object.PodTemplateSpec) (canonicalTemplate, error) {
 			delete(m, "metadata")
 		}
 	}
-	return m, nil
+	return canonicalTemplate{json: m}, nil
+}
+
+// canonicalProtobuf is canonical of a template read as protobuf.
+func canonicalProtobuf(t *object.PodTemplateSpec) (canonicalTemplate, error) {
+	cp := *t // the labels are replaced, not changed: the rest is only read
+	if _, ok := cp.Labels[PodTemplateHashLabel]; ok {
+		cp.Labels = maps.Clone(cp.Labels)
+		delete(cp.Labels, PodTemplateHashLabel)
+	}
+	b, err := object.MarshalProtobuf(&cp)
+	return canonicalTemplate{pb: b}, err
+}
+
+// bytes is the form that is hashed: the JSON text (map keys sorted by encoding/json),
+// or the protobuf.
+func (c canonicalTemplate) bytes() ([]byte, error) {
+	if c.json == nil {
+		return c.pb, nil
+	}
+	return json.Marshal(c.json)
 }
 
 // matches reports whether t is the template c was made from, ignoring the
 // pod-template-hash label.
 func (c canonicalTemplate) matches(t *object.PodTemplateSpec) bool {
 	ct, err := canonical(t)
-	return err == nil && reflect.DeepEqual(c, ct)
+	if err != nil || (c.json == nil) != (ct.json == nil) {
+		return false
+	}
+	if c.json == nil {
+		return bytes.Equal(c.pb, ct.pb)
+	}
+	return reflect.DeepEqual(c.json, ct.json)
 }
 
 // sameTemplate reports whether a ReplicaSet's template is the Deployment's, ignoring the
@@ -59,15 +98,17 @@ func sameTemplate(a, b *object.PodTemplateSpec) bool {
 	return err == nil && ca.matches(b)
 }
 
-// templateHash names a template: FNV-32a over its canonical JSON (map keys sorted by
-// encoding/json) and, when set, the collision count, rendered in the alphabet
-// kube-controller-manager uses for names (no vowels, no look-alike characters).
+// templateHash names a template: FNV-32a over its canonical form and, when set, the
+// collision count, rendered in the alphabet kube-controller-manager uses for names (no
+// vowels, no look-alike characters). A template read as protobuf hashes its protobuf,
+// so its name differs from the one its JSON would give: the new ReplicaSet is found by
+// its template, not by its name, whichever encoding made it.
 func templateHash(t *object.PodTemplateSpec, collisionCount *int32) (string, error) {
 	c, err := canonical(t)
 	if err != nil {
 		return "", err
 	}
-	b, err := json.Marshal(c)
+	b, err := c.bytes()
 	if err != nil {
 		return "", err
 	}

@@ -83,7 +83,7 @@ func (f *fixture) createRS(t *testing.T, name string, replicas int32) {
 	rs := &object.ReplicaSet{ObjectMeta: object.ObjectMeta{Name: name},
 		Spec: object.ReplicaSetSpec{Replicas: &replicas, Selector: &object.LabelSelector{MatchLabels: map[string]string{"app": name}},
 			Template: object.PodTemplateSpec{ObjectMeta: object.ObjectMeta{Labels: map[string]string{"app": name}},
-				Spec: []byte(`{"containers":[{"name":"c","image":"nginx"}]}`)}}}
+				Spec: object.MustPodSpec(`{"containers":[{"name":"c","image":"nginx"}]}`)}}}
 	if _, err := f.rss.Create(context.Background(), rs); err != nil {
 		t.Fatal(err)
 	}

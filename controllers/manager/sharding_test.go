@@ -59,7 +59,7 @@ func TestShardedManagersSplitTheNamespaces(t *testing.T) {
 		rs := &object.ReplicaSet{ObjectMeta: object.ObjectMeta{Name: "web"},
 			Spec: object.ReplicaSetSpec{Replicas: &replicas, Selector: &object.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
 				Template: object.PodTemplateSpec{ObjectMeta: object.ObjectMeta{Labels: map[string]string{"app": "web"}},
-					Spec: []byte(`{"containers":[{"name":"c","image":"nginx"}]}`)}}}
+					Spec: object.MustPodSpec(`{"containers":[{"name":"c","image":"nginx"}]}`)}}}
 		if _, err := rss(ns).Create(ctx, rs); err != nil {
 			t.Fatal(err)
 		}

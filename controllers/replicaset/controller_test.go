@@ -63,7 +63,7 @@ func TestTemplatePassesThroughUnchanged(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	rs := newRS("full", 2)
 	rs.Spec.Template.Annotations = map[string]string{"team": "payments"}
-	rs.Spec.Template.Spec = []byte(`{
+	rs.Spec.Template.Spec = object.MustPodSpec(`{
 		"containers":[{"name":"app","image":"registry.example/app:v2",
 			"resources":{"limits":{"cpu":"500m","memory":"256Mi"},"requests":{"cpu":"100m"}},
 			"readinessProbe":{"httpGet":{"path":"/ready","port":8080},"periodSeconds":5},
@@ -78,7 +78,7 @@ func TestTemplatePassesThroughUnchanged(t *testing.T) {
 	testwait.Eventually(t, 10*time.Second, func() bool { return len(e.ownedActive(created)) == 2 },
 		"%d active pods", testwait.Lazy(func() any { return len(e.ownedActive(created)) }))
 	var want any
-	if err := json.Unmarshal(created.Spec.Template.Spec, &want); err != nil {
+	if err := jsonRoundTrip(created.Spec.Template.Spec, &want); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range e.ownedActive(created) {
@@ -298,4 +298,13 @@ func TestLostCreateAnswersDoNotOvercreate(t *testing.T) {
 	if n := e.count("DELETE", "/pods/"); n != 0 {
 		t.Errorf("%d deletions: surplus pods were created and then removed", n)
 	}
+}
+
+// jsonRoundTrip decodes the JSON encoding of v into out: a typed value as generic JSON.
+func jsonRoundTrip(v, out any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, out)
 }

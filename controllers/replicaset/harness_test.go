@@ -171,7 +171,7 @@ func newRS(name string, replicas int32) *object.ReplicaSet {
 		Spec: object.ReplicaSetSpec{Replicas: &replicas,
 			Selector: &object.LabelSelector{MatchLabels: map[string]string{"app": name}},
 			Template: object.PodTemplateSpec{ObjectMeta: object.ObjectMeta{Labels: map[string]string{"app": name, "tier": "web"}},
-				Spec: []byte(templateSpec)}},
+				Spec: object.MustPodSpec(templateSpec)}},
 	}
 }
 

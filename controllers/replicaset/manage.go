@@ -2,7 +2,6 @@ package replicaset
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -101,11 +100,7 @@ func (rc *Controller) createPod(ctx context.Context, rs *object.ReplicaSet) erro
 			OwnerReferences: []object.OwnerReference{object.NewControllerRef(&rs.ObjectMeta, "apps/v1", "ReplicaSet")},
 		},
 	}
-	if len(t.Spec) > 0 {
-		if err := json.Unmarshal(t.Spec, &pod.Spec); err != nil {
-			return fmt.Errorf("decoding the pod template of %s: %w", object.Key(rs), err)
-		}
-	}
+	pod.Spec = object.DeepCopy(t.Spec) // every field, modelled or not, in the encoding it came in
 	created, err := rc.podsIn(rs.Namespace).Create(ctx, pod)
 	switch {
 	case err == nil:

@@ -39,14 +39,14 @@ func (rc *Controller) calculateStatus(rs *object.ReplicaSet, pods, terminating [
 	st.TerminatingReplicas = &n
 
 	st.Conditions = slices.Clone(rs.Status.Conditions)
-	failure := slices.IndexFunc(st.Conditions, func(c object.Condition) bool { return c.Type == conditionReplicaFailure })
+	failure := slices.IndexFunc(st.Conditions, func(c object.ReplicaSetCondition) bool { return c.Type == conditionReplicaFailure })
 	switch {
 	case manageErr != nil && failure < 0:
 		reason := "FailedDelete"
 		if len(pods) < int(replicas(rs)) {
 			reason = "FailedCreate"
 		}
-		st.Conditions = append(st.Conditions, object.Condition{Type: conditionReplicaFailure, Status: "True",
+		st.Conditions = append(st.Conditions, object.ReplicaSetCondition{Type: conditionReplicaFailure, Status: "True",
 			LastTransitionTime: object.NewTime(now.UTC().Truncate(time.Second)), Reason: reason, Message: manageErr.Error()})
 	case manageErr == nil && failure >= 0:
 		st.Conditions = slices.Delete(st.Conditions, failure, failure+1)
@@ -98,7 +98,7 @@ func equalPtr(a, b *int32) bool {
 	return *a == *b
 }
 
-func sameCondition(a, b object.Condition) bool {
+func sameCondition(a, b object.ReplicaSetCondition) bool {
 	return a.Type == b.Type && a.Status == b.Status && a.Reason == b.Reason && a.Message == b.Message &&
-		a.LastTransitionTime.Equal(b.LastTransitionTime) && a.LastUpdateTime.Equal(b.LastUpdateTime)
+		a.LastTransitionTime.Equal(b.LastTransitionTime)
 }

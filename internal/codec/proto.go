@@ -64,11 +64,10 @@ type pfield struct {
 	bit uint64
 	// decode decodes one occurrence: v is a Bytes field's content, or a varint's bytes.
 	decode pdecodeFunc
-	// all, set for a repeated field, decodes a run of adjacent occurrences at once (the
-	// apiserver writes a repeated field's occurrences together); add decodes one more,
-	// met later in the message (protobuf allows it, nothing writes it).
+	// all, set for a repeated field, decodes a run of its occurrences at once: the
+	// adjacent ones where it first occurs (the apiserver writes them together), or all
+	// of them, gathered, when one occurs after other fields.
 	all    pdecodeAllFunc
-	add    pdecodeFunc
 	encode pencodeFunc
 }
 
@@ -247,13 +246,12 @@ func (r *registry) pcodecFor(f *pfield, typ reflect.Type, intern bool) error {
 		if err := r.pcodecFor(&elem, typ.Elem(), intern); err != nil || elem.all != nil {
 			return cmpErr(err, errNoProtobuf)
 		}
-		f.wire, f.all, f.add = elem.wire, pdecodeSlice(typ, elem.wire, elem.decode), pappendSlice(typ, elem.decode)
-		f.encode = pencodeSlice(typ, elem.encode)
+		f.wire, f.all, f.encode = elem.wire, pdecodeSlice(typ, elem.wire, elem.decode), pencodeSlice(typ, elem.encode)
 	case reflect.Map:
 		if typ != stringMapType {
 			return errNoProtobuf
 		}
-		f.wire, f.all, f.add, f.encode = protowire.Bytes, pdecodeStringMap, paddToMap, pencodeStringMap
+		f.wire, f.all, f.encode = protowire.Bytes, pdecodeStringMap, pencodeStringMap
 	default:
 		return errNoProtobuf
 	}

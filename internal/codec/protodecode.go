@@ -3,7 +3,6 @@ package codec
 import (
 	"fmt"
 	"hash/maphash"
-	"maps"
 	"reflect"
 	"unsafe"
 
@@ -37,7 +36,9 @@ func (t *ptable) decode(msg []byte, p unsafe.Pointer) error {
 // fieldsOf decodes msg's fields that t has a Go field for into the struct at p, and
 // hands every other field, tag and value, to other.
 func (t *ptable) fieldsOf(msg []byte, p unsafe.Pointer, other func(field []byte)) error {
-	var done uint64 // the repeated fields decoded, all their occurrences at once
+	// done: the repeated fields whose first run was decoded; all: those decoded from all
+	// their occurrences, gathered when one came after others (protobuf allows it).
+	var done, all uint64
 	for i := 0; i < len(msg); {
 		num, wire, n := protowire.ConsumeTag(msg[i:])
 		if n < 0 {
@@ -66,16 +67,20 @@ func (t *ptable) fieldsOf(msg []byte, p unsafe.Pointer, other func(field []byte)
 				return fmt.Errorf("%v: decoding %q: %w", t.typ, f.name, err)
 			}
 			i = start + len(run)
+		case f.all != nil && all&f.bit == 0:
+			// Met again after other fields: decoded again, from every occurrence in the
+			// message, once (appending each in turn would copy the slice each time).
+			all |= f.bit
+			if err := f.all(gather(msg, num), num, unsafe.Add(p, f.offset)); err != nil {
+				return fmt.Errorf("%v: decoding %q: %w", t.typ, f.name, err)
+			}
+		case f.all != nil: // in what gather found
 		default:
 			v := msg[start+n : end]
 			if wire == protowire.Bytes {
 				v, _ = protowire.ConsumeBytes(v)
 			}
-			decode := f.decode
-			if f.all != nil { // a repeated field met again, after others
-				decode = f.add
-			}
-			if err := decode(v, unsafe.Add(p, f.offset)); err != nil {
+			if err := f.decode(v, unsafe.Add(p, f.offset)); err != nil {
 				return fmt.Errorf("%v: decoding %q: %w", t.typ, f.name, err)
 			}
 		}
@@ -216,37 +221,6 @@ func pdecodeSlice(typ reflect.Type, wire protowire.Type, elem pdecodeFunc) pdeco
 	}
 }
 
-// pappendSlice appends one element to a slice: a new array, since the slice's may be
-// shared (pbyBytes).
-func pappendSlice(typ reflect.Type, elem pdecodeFunc) pdecodeFunc {
-	return func(v []byte, p unsafe.Pointer) error {
-		e := reflect.New(typ.Elem())
-		if err := elem(v, e.UnsafePointer()); err != nil {
-			return err
-		}
-		s := reflect.NewAt(typ, p).Elem()
-		grown := reflect.MakeSlice(typ, s.Len(), s.Len()+1)
-		reflect.Copy(grown, s)
-		s.Set(reflect.Append(grown, e.Elem()))
-		return nil
-	}
-}
-
-// paddToMap adds one entry to a copy of the map, which may be shared (pdecodeMap).
-func paddToMap(v []byte, p unsafe.Pointer) error {
-	k, val, err := mapEntry(v)
-	if err != nil {
-		return err
-	}
-	m := maps.Clone(*(*map[string]string)(p))
-	if m == nil {
-		m = map[string]string{}
-	}
-	m[internString(k)] = internString(val)
-	*(*map[string]string)(p) = m
-	return nil
-}
-
 // mapEntry reads a map entry's key (field 1) and value (field 2).
 func mapEntry(v []byte) (key, value []byte, err error) {
 	for len(v) > 0 {
@@ -331,6 +305,22 @@ func (t *MapTable) pbyBytes(typ reflect.Type, decode pdecodeAllFunc) pdecodeAllF
 		}
 		return t.shareByText(run, typ, p, func() (bool, error) { return true, decode(run, num, p) })
 	}
+}
+
+// gather returns a copy of every field num of msg, in order: a run for a decoder.
+func gather(msg []byte, num protowire.Number) []byte {
+	var run []byte
+	for len(msg) > 0 {
+		fnum, _, n := protowire.ConsumeField(msg)
+		if n < 0 {
+			break // the caller's pass reports it
+		}
+		if fnum == num {
+			run = append(run, msg[:n]...)
+		}
+		msg = msg[n:]
+	}
+	return run
 }
 
 // adjacent returns the fields num at the start of msg, up to the first other field.

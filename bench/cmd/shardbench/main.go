@@ -187,7 +187,7 @@ func (b *bench) populate(namespaces []string, replicas int32) error {
 		d := &object.Deployment{ObjectMeta: object.ObjectMeta{Name: "web"},
 			Spec: object.DeploymentSpec{Replicas: &replicas, Selector: &object.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
 				Template: object.PodTemplateSpec{ObjectMeta: object.ObjectMeta{Labels: map[string]string{"app": "web"}},
-					Spec: []byte(`{"containers":[{"name":"web","image":"nginx:1.27"}]}`)}}}
+					Spec: object.MustPodSpec(`{"containers":[{"name":"web","image":"nginx:1.27"}]}`)}}}
 		if _, err := listwatch.For[*object.Deployment](b.client, info, ns).Create(ctx, d); err != nil {
 			return fmt.Errorf("creating the Deployment of %s: %w", ns, err)
 		}
