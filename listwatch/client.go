@@ -30,8 +30,8 @@ type Client struct {
 	transport  *http.Transport // its TLS and dialer serve the websocket watch too
 
 	disco   *discoveryCache
-	batches *batchPool // the frame batches of its watches and lists (see prefetcher)
-	guard   Guard      // nil: none (see WithGuard)
+	reading readAhead // how its watches and lists are read (see prefetcher)
+	guard   Guard     // nil: none (see WithGuard)
 }
 
 // New builds a Client from cfg.
@@ -57,7 +57,7 @@ func New(cfg *Config) (*Client, error) {
 	}
 	c := &Client{
 		disco:      &discoveryCache{},
-		batches:    newBatchPool(),
+		reading:    defaultReadAhead(newBatchPool()),
 		cfg:        *cfg,
 		base:       base,
 		http:       &http.Client{Transport: transport},

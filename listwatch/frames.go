@@ -149,8 +149,11 @@ func (f *frameReader) validated() bool { return f.valid }
 // reading. The end it finds is kept for next, so the frame is scanned once. (A frame the
 // buffer holds only the start of is not pending: a caller holding earlier frames hands
 // them on rather than wait for it.)
-func (f *frameReader) pending() bool {
-	i := jsonscan.SkipSpace(f.buf[:f.end], f.start)
+func (f *frameReader) pending() bool { return f.pendingAt(f.start) }
+
+// pendingAt is pending of a frame that starts at buf[i] or after white space there.
+func (f *frameReader) pendingAt(i int) bool {
+	i = jsonscan.SkipSpace(f.buf[:f.end], i)
 	if i == f.end {
 		return false
 	}

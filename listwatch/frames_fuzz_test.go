@@ -109,7 +109,7 @@ func readAll(t *testing.T, r io.Reader, max int) framesRead {
 
 // readEvents decodes a stream as a watch does, each event written as type and object.
 func readEvents(r io.Reader, max int, prefetch bool) ([]string, error) {
-	w := newWatchFromReader[*object.Raw](context.Background(), io.NopCloser(r), WatchOptions{MaxFrameSize: max}, prefetch)
+	w := newWatchFromReader[*object.Raw](context.Background(), io.NopCloser(r), WatchOptions{MaxFrameSize: max}, readAhead{on: prefetch, pool: newBatchPool()})
 	defer w.Close()
 	var events []string
 	for {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kinformer/kinformer/clock"
+	"github.com/kinformer/kinformer/internal/jsonscan"
 )
 
 // itemSource is the items of a list page as a frameSource: each next is the next item,
@@ -47,7 +48,22 @@ func (s *itemSource) next(clock.Clock) ([]byte, int64, time.Time, error) {
 	return frame, at, time.Time{}, nil
 }
 
-func (s *itemSource) pending() bool   { return s.fr.pending() }
+// pending reports whether next would return without reading: the closing bracket, or
+// the comma and the whole item after it, is buffered. (Stopping at the comma, as the
+// watch's frames have none, would hand a batch out only once the next item's bytes came.)
+func (s *itemSource) pending() bool {
+	b := s.fr.buf[:s.fr.end]
+	i := jsonscan.SkipSpace(b, s.fr.start)
+	switch {
+	case i == len(b):
+		return false
+	case b[i] == ']':
+		return true
+	case b[i] == ',' && s.n > 0:
+		i++
+	}
+	return s.fr.pendingAt(i)
+}
 func (s *itemSource) validated() bool { return s.fr.validated() }
 
 // close is nothing: the list's caller closes the body, which ends a read in progress.

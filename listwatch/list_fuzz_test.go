@@ -42,9 +42,9 @@ func FuzzListDecoder(f *testing.F) {
 const tightBound = 256
 
 func checkListDecoder[T object.Object](t *testing.T, data []byte) {
-	got, err := decodeListReading[T](iotest.HalfReader(bytes.NewReader(data)), 0, object.DecodeOptions{}, true, newBatchPool(), nil)
+	got, err := decodeListReading[T](iotest.HalfReader(bytes.NewReader(data)), 0, object.DecodeOptions{}, readAhead{on: true, pool: newBatchPool()}, nil)
 	// The items read on one goroutine or two: the same list, or the same error.
-	one, oneErr := decodeListReading[T](bytes.NewReader(data), 0, object.DecodeOptions{}, false, nil, nil)
+	one, oneErr := decodeListReading[T](bytes.NewReader(data), 0, object.DecodeOptions{}, readAhead{}, nil)
 	if fmt.Sprint(err) != fmt.Sprint(oneErr) || err == nil && encode(t, got) != encode(t, one) {
 		t.Fatalf("%q: read on two goroutines %v, on one %v", data, err, oneErr)
 	}
@@ -68,7 +68,7 @@ func checkListDecoder[T object.Object](t *testing.T, data []byte) {
 	}
 
 	enc := encode(t, got)
-	again, err := decodeList[T](strings.NewReader(enc), 0, object.DecodeOptions{})
+	again, err := decodeListReading[T](strings.NewReader(enc), 0, object.DecodeOptions{}, defaultReadAhead(nil), nil)
 	if err != nil {
 		t.Fatalf("re-encoded list %s does not decode: %v", enc, err)
 	}
@@ -76,7 +76,7 @@ func checkListDecoder[T object.Object](t *testing.T, data []byte) {
 		t.Fatalf("encode → decode changed the list:\n%s\n%s", enc, encode(t, again))
 	}
 
-	bounded, err := decodeList[T](bytes.NewReader(data), tightBound, object.DecodeOptions{})
+	bounded, err := decodeListReading[T](bytes.NewReader(data), tightBound, object.DecodeOptions{}, defaultReadAhead(nil), nil)
 	switch {
 	case errors.Is(err, ErrFrameTooLarge):
 		if len(data) <= tightBound {
@@ -150,13 +150,13 @@ func TestListDecoderBoundsEachObject(t *testing.T) {
 		page.WriteString(fits)
 	}
 	page.WriteString("]}")
-	list, err := decodeList[*object.Raw](strings.NewReader(page.String()), bound, object.DecodeOptions{})
+	list, err := decodeListReading[*object.Raw](strings.NewReader(page.String()), bound, object.DecodeOptions{}, defaultReadAhead(nil), nil)
 	if err != nil || len(list.Items) != 100 || list.ResourceVersion != "9" {
 		t.Fatalf("a %d-byte page of objects within the bound: %d items, rv %q, err %v", page.Len(), len(list.Items), list.ResourceVersion, err)
 	}
 
 	tooBig := `{"items":[` + fits + "," + item("big", bound) + `]}`
-	_, err = decodeList[*object.Raw](strings.NewReader(tooBig), bound, object.DecodeOptions{})
+	_, err = decodeListReading[*object.Raw](strings.NewReader(tooBig), bound, object.DecodeOptions{}, defaultReadAhead(nil), nil)
 	if !errors.Is(err, ErrFrameTooLarge) {
 		t.Fatalf("error %v does not wrap ErrFrameTooLarge", err)
 	}
@@ -169,7 +169,7 @@ func TestListDecoderBoundsEachObject(t *testing.T) {
 	// A body that never ends inside one object fails once it passes the bound, instead
 	// of being read until memory runs out.
 	endless := io.MultiReader(strings.NewReader(`{"items":[{"data":"`), neverEnding('x'))
-	if _, err := decodeList[*object.Raw](endless, bound, object.DecodeOptions{}); !errors.Is(err, ErrFrameTooLarge) {
+	if _, err := decodeListReading[*object.Raw](endless, bound, object.DecodeOptions{}, defaultReadAhead(nil), nil); !errors.Is(err, ErrFrameTooLarge) {
 		t.Fatalf("endless object: error %v does not wrap ErrFrameTooLarge", err)
 	}
 }

@@ -25,8 +25,8 @@ func TestDropManagedFields(t *testing.T) {
 		if err != nil {
 			t.Fatalf("drop=%v: watch: %v", drop, err)
 		}
-		list, err := decodeList[*object.Pod](strings.NewReader(`{"kind":"PodList","metadata":{"resourceVersion":"7"},"items":[`+podWithManagedFields+`]}`),
-			0, object.DecodeOptions{DropManagedFields: drop})
+		list, err := decodeListReading[*object.Pod](strings.NewReader(`{"kind":"PodList","metadata":{"resourceVersion":"7"},"items":[`+podWithManagedFields+`]}`),
+			0, object.DecodeOptions{DropManagedFields: drop}, defaultReadAhead(nil), nil)
 		if err != nil {
 			t.Fatalf("drop=%v: list: %v", drop, err)
 		}

@@ -73,9 +73,27 @@ type prefetcher struct {
 	i   int         // its next span
 }
 
-// usePrefetch says whether a watch is read on two goroutines: not on one core, where
-// the second goroutine would only add hand-offs.
-func usePrefetch() bool { return runtime.GOMAXPROCS(0) > 1 }
+// readAhead says how a stream (a watch, a list page's items) is read: on a goroutine of
+// its own, a prefetcher, with batches from pool (on), or by its consumer. A Client
+// decides it once (defaultReadAhead); tests try both.
+type readAhead struct {
+	on   bool
+	pool *batchPool // nil: no pool
+}
+
+// defaultReadAhead reads ahead unless on one core, where the second goroutine would only
+// add hand-offs.
+func defaultReadAhead(pool *batchPool) readAhead {
+	return readAhead{on: runtime.GOMAXPROCS(0) > 1, pool: pool}
+}
+
+// start is the prefetcher reading src as ra says, or nil when src is read by its consumer.
+func (ra readAhead) start(ctx context.Context, src frameSource, stamp clock.Clock) *prefetcher {
+	if !ra.on {
+		return nil
+	}
+	return newPrefetcher(ctx, src, stamp, ra.pool)
+}
 
 // newPrefetcher starts reading src. It stops at close, at the source's end, or at the end
 // of ctx, so that a stream its caller drops without closing still lets its goroutine go.

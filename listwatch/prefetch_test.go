@@ -33,7 +33,7 @@ func TestPrefetchHandsOverWhatIsBuffered(t *testing.T) {
 		stream.WriteString(podEvent(name))
 		want = append(want, name)
 	}
-	w := newWatchFromReader[*object.Pod](context.Background(), io.NopCloser(strings.NewReader(stream.String())), WatchOptions{}, true)
+	w := newWatchFromReader[*object.Pod](context.Background(), io.NopCloser(strings.NewReader(stream.String())), WatchOptions{}, readAhead{on: true, pool: newBatchPool()})
 	defer w.Close()
 	var got []string
 	var buffered []bool
@@ -65,7 +65,7 @@ func TestPrefetchHandsOverWhatIsBuffered(t *testing.T) {
 func TestPrefetchDoesNotWaitToFillABatch(t *testing.T) {
 	leakcheck.Check(t)
 	r, wr := io.Pipe()
-	w := newWatchFromReader[*object.Pod](context.Background(), r, WatchOptions{}, true)
+	w := newWatchFromReader[*object.Pod](context.Background(), r, WatchOptions{}, readAhead{on: true, pool: newBatchPool()})
 	defer w.Close()
 	for _, name := range []string{"a", "b"} {
 		go func() { _, _ = io.WriteString(wr, podEvent(name)) }()
@@ -89,7 +89,7 @@ func TestPrefetchCloseEndsABlockedNext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r, wr := io.Pipe()
 		defer wr.Close()
-		w := newWatchFromReader[*object.Pod](context.Background(), r, WatchOptions{}, true)
+		w := newWatchFromReader[*object.Pod](context.Background(), r, WatchOptions{}, readAhead{on: true, pool: newBatchPool()})
 		done := make(chan error, 1)
 		go func() {
 			_, err := w.Next()
@@ -157,7 +157,7 @@ func TestPrefetchReadsABoundedDistanceAhead(t *testing.T) {
 		src := &endless{frame: []byte(podEvent("a"))}
 		// The consumer's batch, batchesInFlight queued, the one being filled, and a read.
 		src.limit = int64((batchesInFlight+2)*(maxBatchBytes+len(src.frame)) + readSize)
-		w := newWatchFromReader[*object.Pod](context.Background(), io.NopCloser(src), WatchOptions{}, true)
+		w := newWatchFromReader[*object.Pod](context.Background(), io.NopCloser(src), WatchOptions{}, readAhead{on: true, pool: newBatchPool()})
 		defer w.Close()
 		if _, err := w.Next(); err != nil {
 			t.Fatal(err)
@@ -193,7 +193,7 @@ func TestPrefetchDoesNotWaitForAPartialFrame(t *testing.T) {
 	leakcheck.Check(t)
 	r, wr := io.Pipe()
 	defer wr.Close()
-	w := newWatchFromReader[*object.Pod](context.Background(), r, WatchOptions{}, true)
+	w := newWatchFromReader[*object.Pod](context.Background(), r, WatchOptions{}, readAhead{on: true, pool: newBatchPool()})
 	defer w.Close()
 	b := podEvent("b")
 	go func() { _, _ = io.WriteString(wr, podEvent("a")+b[:len(b)/2]) }()
@@ -221,7 +221,7 @@ func TestPrefetchDoesNotWaitForAPartialFrame(t *testing.T) {
 func TestPrefetchEndsWithItsContext(t *testing.T) {
 	leakcheck.Check(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	w := newWatchFromReader[*object.Pod](ctx, io.NopCloser(&endless{frame: []byte(podEvent("a"))}), WatchOptions{}, true)
+	w := newWatchFromReader[*object.Pod](ctx, io.NopCloser(&endless{frame: []byte(podEvent("a"))}), WatchOptions{}, readAhead{on: true, pool: newBatchPool()})
 	if _, err := w.Next(); err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +231,7 @@ func TestPrefetchEndsWithItsContext(t *testing.T) {
 // After Close, Next hands out nothing more of what was read ahead.
 func TestPrefetchStopsAtClose(t *testing.T) {
 	leakcheck.Check(t)
-	w := newWatchFromReader[*object.Pod](context.Background(), io.NopCloser(strings.NewReader(strings.Repeat(podEvent("a"), 10))), WatchOptions{}, true)
+	w := newWatchFromReader[*object.Pod](context.Background(), io.NopCloser(strings.NewReader(strings.Repeat(podEvent("a"), 10))), WatchOptions{}, readAhead{on: true, pool: newBatchPool()})
 	if _, err := w.Next(); err != nil {
 		t.Fatal(err)
 	}

@@ -86,7 +86,7 @@ func (r *Resource[T]) Encoding() Encoding {
 
 // decodeProtoList decodes a protobuf list page as it streams in, as decodeListReading
 // does a JSON one: each item read, bounded by max, and decoded on its own.
-func decodeProtoList[T any](body io.Reader, max int, decode object.DecodeOptions, prefetch bool, pool *batchPool, onContinue func(string)) (*object.List[T], error) {
+func decodeProtoList[T any](body io.Reader, max int, decode object.DecodeOptions, ra readAhead, onContinue func(string)) (*object.List[T], error) {
 	src, err := openProtoList(newProtoReader(body, max))
 	if err != nil {
 		return nil, err
@@ -94,9 +94,8 @@ func decodeProtoList[T any](body io.Reader, max int, decode object.DecodeOptions
 	if onContinue != nil && src.meta.Continue != "" {
 		onContinue(src.meta.Continue)
 	}
-	var p *prefetcher
-	if prefetch {
-		p = newPrefetcher(context.Background(), src, nil, pool)
+	p := ra.start(context.Background(), src, nil)
+	if p != nil {
 		defer p.close()
 	}
 	items := []T{}

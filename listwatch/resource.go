@@ -94,7 +94,7 @@ func (r *Resource[T]) List(ctx context.Context, opts ListOptions) (*object.List[
 				decodeList = decodeProtoList[T]
 			}
 			var err error
-			if list, err = decodeList(body, opts.MaxFrameSize, opts.Decode, usePrefetch(), r.client.batches, onContinue); err != nil {
+			if list, err = decodeList(body, opts.MaxFrameSize, opts.Decode, r.client.reading, onContinue); err != nil {
 				return fmt.Errorf("decoding %s list: %w", r.info.Resource, err)
 			}
 			return nil
@@ -102,7 +102,7 @@ func (r *Resource[T]) List(ctx context.Context, opts ListOptions) (*object.List[
 	return list, err
 }
 
-// decodeList decodes a list page `{"kind":...,"metadata":{...},"items":[...]}` from body
+// decodeListReading decodes a list page `{"kind":...,"metadata":{...},"items":[...]}` from body
 // as it streams in: each member of the envelope, and each item, is read and decoded on
 // its own, so that neither the page nor any value larger than max bytes (0:
 // DefaultMaxFrameSize) is ever held whole.
@@ -114,19 +114,16 @@ func (r *Resource[T]) List(ctx context.Context, opts ListOptions) (*object.List[
 // It accepts what json.Unmarshal into object.List[T] accepts, with the same result,
 // except for an item that is null, which no object can be made of (json.Unmarshal would
 // leave a nil pointer in Items for the cache to trip over).
-func decodeList[T any](body io.Reader, max int, decode object.DecodeOptions) (*object.List[T], error) {
-	return decodeListReading[T](body, max, decode, usePrefetch(), nil, nil)
-}
-
-// decodeListReading is decodeList reading the items on a goroutine of their own
-// (prefetch) or on this one; tests try both. onContinue, when not nil, is handed the
-// page's continue token once the metadata that holds it is decoded (ListOptions.OnContinue).
-func decodeListReading[T any](body io.Reader, max int, decode object.DecodeOptions, prefetch bool, pool *batchPool, onContinue func(string)) (*object.List[T], error) {
+//
+// The items are read as ra says (on a goroutine of their own, or on this one). onContinue,
+// when not nil, is handed the page's continue token once the metadata that holds it is
+// decoded (ListOptions.OnContinue).
+func decodeListReading[T any](body io.Reader, max int, decode object.DecodeOptions, ra readAhead, onContinue func(string)) (*object.List[T], error) {
 	if max <= 0 {
 		max = DefaultMaxFrameSize
 	}
 	in := &budgetReader{r: body}
-	d := &listDecoder{dec: json.NewDecoder(in), in: in, max: max, decode: decode, prefetch: prefetch, pool: pool}
+	d := &listDecoder{dec: json.NewDecoder(in), in: in, max: max, decode: decode, reading: ra}
 	list := &object.List[T]{}
 	switch tok, err := d.token("the list"); {
 	case err != nil:
@@ -197,14 +194,13 @@ func decodeItems[T any](d *listDecoder) ([]T, error) {
 	}
 	d.in.limit = math.MaxInt64 // the frame reader bounds each item itself
 	src := &itemSource{fr: newFrameReader(io.MultiReader(d.dec.Buffered(), d.in), d.max)}
-	items := []T{}
-	// As a watch is (see prefetcher): with prefetch, the items are read, split and
+	// As a watch is (see prefetcher): read ahead, the items are read, split and
 	// validated on a goroutine of their own while the ones before them are decoded here.
-	var p *prefetcher
-	if d.prefetch {
-		p = newPrefetcher(context.Background(), src, nil, d.pool)
+	p := d.reading.start(context.Background(), src, nil)
+	if p != nil {
 		defer p.close() // after an error: the reader stops once the caller closes the body
 	}
+	items := []T{}
 	for {
 		f, err := nextFrame(p, src, nil)
 		if err == io.EOF {
@@ -242,10 +238,8 @@ type listDecoder struct {
 	decode  object.DecodeOptions // for each item
 	scratch json.RawMessage      // the current value; decoded objects never retain it
 	rest    io.Reader            // after the items array: what the frame reader left
-	// prefetch reads the items on a goroutine of their own (see decodeItems), with
-	// batches from pool.
-	prefetch bool
-	pool     *batchPool
+	// reading: how the items are read (see decodeItems).
+	reading readAhead
 }
 
 // tail decodes what follows the items member (further members, the closing brace, white
@@ -519,7 +513,7 @@ func (r *Resource[T]) Watch(ctx context.Context, opts WatchOptions) (Stream[T], 
 	if err != nil {
 		return nil, err
 	}
-	return newWatch[T](ctx, src, opts, r.client.batches), nil
+	return newWatchReading[T](ctx, src, opts, r.client.reading), nil
 }
 
 // openStream starts a chunked HTTP watch. Watches skip the rate limiter: they are long

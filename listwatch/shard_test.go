@@ -73,7 +73,7 @@ func TestListDecodesShardInfo(t *testing.T) {
 		{"after the items", `{"kind":"PodList","items":[],"metadata":{"resourceVersion":"5","shardInfo":{"selector":"x"}}}`,
 			&object.ShardInfo{Selector: "x"}},
 	} {
-		list, err := decodeList[*object.Pod](strings.NewReader(tc.body), 0, object.DecodeOptions{})
+		list, err := decodeListReading[*object.Pod](strings.NewReader(tc.body), 0, object.DecodeOptions{}, defaultReadAhead(nil), nil)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}

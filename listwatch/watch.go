@@ -95,13 +95,9 @@ type Watch[T any] struct {
 	proto bool
 }
 
-func newWatch[T any](ctx context.Context, src frameSource, opts WatchOptions, pool *batchPool) *Watch[T] {
-	return newWatchReading[T](ctx, src, opts, usePrefetch(), pool)
-}
-
-// newWatchReading is newWatch reading src on a goroutine of its own (prefetch) or in
-// Next; tests try both.
-func newWatchReading[T any](ctx context.Context, src frameSource, opts WatchOptions, prefetch bool, pool *batchPool) *Watch[T] {
+// newWatchReading is the watch of src, read as ra says: on a goroutine of its own, or in
+// Next.
+func newWatchReading[T any](ctx context.Context, src frameSource, opts WatchOptions, ra readAhead) *Watch[T] {
 	w := &Watch[T]{ctx: ctx, src: src, idle: opts.IdleTimeout, maxFrame: opts.MaxFrameSize, tracer: opts.Tracer, initialEvents: opts.SendInitialEvents,
 		decode: opts.Decode}
 	_, w.proto = src.(*protoWatchSource)
@@ -111,13 +107,11 @@ func newWatchReading[T any](ctx context.Context, src frameSource, opts WatchOpti
 	if w.clock = opts.Clock; w.clock == nil {
 		w.clock = clock.Real{}
 	}
-	if prefetch {
-		var stamp clock.Clock
-		if w.tracer != nil {
-			stamp = w.clock
-		}
-		w.pre = newPrefetcher(ctx, src, stamp, pool)
+	var stamp clock.Clock
+	if w.tracer != nil {
+		stamp = w.clock
 	}
+	w.pre = ra.start(ctx, src, stamp)
 	if idle := opts.IdleTimeout; idle > 0 {
 		w.timer = w.clock.AfterFunc(idle, func() {
 			w.timedOut.Store(true)
@@ -385,15 +379,15 @@ func (s *bodySource) close() error {
 // of an HTTP body: a reader that blocks (a pipe, a generator) cannot keep a reflector
 // from stopping.
 func NewWatchFromReader[T any](ctx context.Context, r io.ReadCloser, opts WatchOptions) *Watch[T] {
-	return newWatchFromReader[T](ctx, r, opts, usePrefetch())
+	return newWatchFromReader[T](ctx, r, opts, defaultReadAhead(nil))
 }
 
-func newWatchFromReader[T any](ctx context.Context, r io.ReadCloser, opts WatchOptions, prefetch bool) *Watch[T] {
+func newWatchFromReader[T any](ctx context.Context, r io.ReadCloser, opts WatchOptions, ra readAhead) *Watch[T] {
 	ctx, cancel := context.WithCancel(ctx)
 	body := &closeOnce{ReadCloser: r}
 	context.AfterFunc(ctx, func() { _ = body.Close() }) // Close cancels ctx too: r closes once
 	src := &bodySource{body: body, frames: newFrameReader(body, opts.MaxFrameSize), cancel: cancel}
-	return newWatchReading[T](ctx, src, opts, prefetch, nil)
+	return newWatchReading[T](ctx, src, opts, ra)
 }
 
 // closeOnce lets a reader be closed from two places, the first of which closes it.
