@@ -17,7 +17,7 @@ import (
 // FuzzListDecoder feeds arbitrary bytes to the list decoder Resource.List uses. It must
 // never panic; what it decodes from UTF-8 must survive encode → decode unchanged; and it must agree
 // with json.Unmarshal into object.List, which it replaced to read pages as they stream
-// in: same success, same list (except where decodeList documents otherwise). A second,
+// in: same success, same list (except where decodeListReading documents otherwise). A second,
 // tight size bound must either change nothing or fail with ErrFrameTooLarge.
 func FuzzListDecoder(f *testing.F) {
 	for _, seed := range []string{
@@ -57,7 +57,7 @@ func checkListDecoder[T object.Object](t *testing.T, data []byte) {
 		t.Fatalf("refused %q, which json.Unmarshal decodes: %v", data, err)
 	case err == nil && itemsMembers(data) <= 1 && encode(t, got) != encode(t, &want):
 		// json.Unmarshal decodes a repeated items array into the objects of the one
-		// before (which no server sends); decodeList makes new ones, so only lists with
+		// before (which no server sends); decodeListReading makes new ones, so only lists with
 		// one items member are compared.
 		t.Fatalf("%q decodes to\n%s\nbut json.Unmarshal gives\n%s", data, encode(t, got), encode(t, &want))
 	}

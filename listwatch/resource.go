@@ -76,7 +76,7 @@ func (r *Resource[T]) Namespace() string { return r.namespace }
 // List fetches one page. Follow Continue in the returned metadata for the next one; a
 // 410 (object.IsGone) means the continue token expired and the list must start over.
 // An object over opts.MaxFrameSize fails the page with an error wrapping
-// ErrFrameTooLarge (see decodeList).
+// ErrFrameTooLarge (see decodeListReading, and decodeProtoList for a page in protobuf).
 func (r *Resource[T]) List(ctx context.Context, opts ListOptions) (*object.List[T], error) {
 	var list *object.List[T]
 	onContinue := opts.OnContinue
