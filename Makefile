@@ -24,6 +24,8 @@ FUZZ_TARGETS := \
 	./object:FuzzParseSelector:90000 \
 	./object:FuzzDecodeRoundTrip:40000 \
 	./object:FuzzDecodeMatchesEncodingJSON:70000 \
+	./object:FuzzDecodeProtobufPod:80000 \
+	./object:FuzzDecodeProtobufLease:90000 \
 	./deltafifo:FuzzFIFOModel:65000 \
 	./indexer:FuzzIndexerModel:5000 \
 	./shard:FuzzParse:200000 \

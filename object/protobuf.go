@@ -79,7 +79,9 @@ func decodeTimeProto(t *Time, msg []byte) error {
 	if err != nil {
 		return err
 	}
-	*t = NewTime(time.Unix(sec, 0)) // nanos, which the apiserver never writes here, as it reads them: ignored
+	// Nanos, which the apiserver never writes here, ignored as it ignores them; seconds
+	// outside years 0 to 9999 held at the bound, which encodes as it decodes.
+	*t = NewTime(time.Unix(min(max(sec, yearZero), lastSec), 0))
 	return nil
 }
 
@@ -93,6 +95,10 @@ func decodeMicroTimeProto(t *MicroTime, msg []byte) error {
 	sec, nsec, err := timestamp(msg)
 	if err != nil {
 		return err
+	}
+	// Held within years 0 to 9999, as Time is: RFC 3339 writes no other year.
+	if sec < yearZero || sec > lastSec {
+		sec, nsec = min(max(sec, yearZero), lastSec), 0
 	}
 	*t = NewMicroTime(time.Unix(sec, int64(nsec)))
 	return nil

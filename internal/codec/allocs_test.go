@@ -38,7 +38,11 @@ func TestDecodeAllocations(t *testing.T) {
 			}
 			decode() // interns the strings
 			got := testing.AllocsPerRun(100, decode)
-			if got > tc.want {
+			want := tc.want
+			if raceDetector {
+				want++ // a scratch slice the race detector's sync.Pool dropped, now and then
+			}
+			if got > want {
 				t.Errorf("%v allocations, want at most %v", got, tc.want)
 			}
 		})
