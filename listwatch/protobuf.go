@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"reflect"
+	"strings"
 
 	"github.com/kinformer/kinformer/internal/codec"
 	"github.com/kinformer/kinformer/internal/kubeproto"
@@ -204,10 +205,12 @@ func encodeBody[T any](obj T, info ResourceInfo) ([]byte, string, error) {
 
 // acceptFor is the Accept header of a read of r's objects.
 func (r *Resource[T]) acceptFor(list bool) string {
-	if a := r.accept(list); a != "" {
-		return a // metadata only: JSON
-	}
-	if r.proto {
+	switch a := r.accept(list); {
+	case a != "" && r.proto: // metadata only, as client-go's metadata informer asks
+		return protobufMediaType + strings.TrimPrefix(a, "application/json") + "," + a
+	case a != "":
+		return a
+	case r.proto:
 		return protobufAccept
 	}
 	return ""

@@ -41,10 +41,18 @@ const (
 // MetadataOnly returns a handle whose List, Watch and Get ask for metadata only: each
 // object arrives as a PartialObjectMetadata (kind, apiVersion meta.k8s.io/v1, metadata),
 // which is what an informer that reads only names, labels and owners needs, at a
-// fraction of the bytes. Use it with T = *object.Raw.
+// fraction of the bytes. Use it with T = *object.Raw. It is asked in protobuf unless the
+// Config's Encoding is json: there are no members to read by name in it.
 func (r *Resource[T]) MetadataOnly() *Resource[T] {
 	c := *r
-	c.metadataOnly, c.proto, c.protoErr = true, false, nil // PartialObjectMetadata: JSON
+	c.metadataOnly = true
+	c.proto, c.protoErr = r.client.cfg.Encoding != EncodingJSON, nil
+	if err := codec.ProtobufError[T](); err != nil {
+		c.proto = false
+		if r.client.cfg.Encoding == EncodingProtobuf {
+			c.protoErr = r.protoErr
+		}
+	}
 	return &c
 }
 

@@ -45,7 +45,7 @@ type encodingFlag struct {
 
 // encodingUsage is the flag's line in a command's -h.
 const encodingUsage = "what reads ask the apiserver for: auto (protobuf for the types that decode from it, " +
-	"such as Pods and Leases; JSON for the others and for raw objects, which watch, cache and bench read), json, " +
+	"such as Pods, ReplicaSets, Deployments and Leases; JSON for the others and for raw objects, which watch, cache and bench read), json, " +
 	"or protobuf (raw objects too; an error for a type that cannot be decoded from it)"
 
 func (e *encodingFlag) register(fs *flag.FlagSet) {
