@@ -26,6 +26,12 @@ FUZZ_TARGETS := \
 	./object:FuzzDecodeMatchesEncodingJSON:70000 \
 	./object:FuzzDecodeProtobufPod:80000 \
 	./object:FuzzDecodeProtobufLease:90000 \
+	./internal/protowire:FuzzNext:300000 \
+	./internal/kubeproto:FuzzParseEnvelope:60000 \
+	./internal/kubeproto:FuzzParseList:60000 \
+	./internal/kubeproto:FuzzParseWatchEvent:80000 \
+	./internal/kubeproto:FuzzDecodeStatus:50000 \
+	./internal/kubeproto:FuzzFrameReader:60000 \
 	./deltafifo:FuzzFIFOModel:65000 \
 	./indexer:FuzzIndexerModel:5000 \
 	./shard:FuzzParse:200000 \

@@ -40,7 +40,9 @@ type MapTable struct {
 	slots [mapSlots]atomic.Pointer[sharedMap]
 	// variants are the decode tables of objects whose metadata's maps go through this
 	// table, by the table they are a copy of (built on first use; see variant).
-	variants sync.Map
+	// variants[drop] is keyed by the base table (a *table or a *ptable): a pointer, which
+	// a sync.Map takes without an allocation, where a struct key was one per decode.
+	variants [2]sync.Map
 	// lists are the values of Metadata.SharedLists, by their JSON text (see byText).
 	lists [listSlots]atomic.Pointer[textValue]
 	// pmaps are the maps decoded from protobuf, by the bytes of their entries: found
@@ -217,29 +219,24 @@ func holds(m map[string]string, data []byte, spans []pairSpan) bool {
 	return true
 }
 
-// variantKey names a decode table that routes metadata's maps through a MapTable: the
-// object's table it copies, and whether the droppable member is dropped.
-type variantKey struct {
-	base *table
-	drop bool
-}
-
 // variant returns the copy of base (an object's table in r) that decodes into t's
 // shared parts, and whose metadata's shared maps are decoded through t; built on first
 // use.
 func (t *MapTable) variant(r *registry, base *table, drop bool) *table {
-	return variantOf(t, variantKey{base, drop}, func() *table {
+	return variantOf(t, base, drop, func() *table {
 		own := t.registryFor(r).lookup(base.typ)
 		return own.withMeta(own.object.metaVariant(drop, t))
 	})
 }
 
-// variantOf returns the variant named key, made by build on first use.
-func variantOf[V any](t *MapTable, key any, build func() V) V {
-	if v, ok := t.variants.Load(key); ok {
+// variantOf returns the variant of base (dropping managedFields or not), made by build
+// on first use.
+func variantOf[V any](t *MapTable, base any, drop bool, build func() V) V {
+	m := &t.variants[boolBit(drop)]
+	if v, ok := m.Load(base); ok {
 		return v.(V)
 	}
-	v, _ := t.variants.LoadOrStore(key, build())
+	v, _ := m.LoadOrStore(base, build())
 	return v.(V)
 }
 

@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"reflect"
@@ -40,15 +41,11 @@ func (t *ptable) fieldsOf(msg []byte, p unsafe.Pointer, other func(field []byte)
 	// their occurrences, gathered when one came after others (protobuf allows it).
 	var done, all uint64
 	for i := 0; i < len(msg); {
-		num, wire, n := protowire.ConsumeTag(msg[i:])
+		num, wire, v, n := protowire.Next(msg[i:])
 		if n < 0 {
 			return fmt.Errorf("%v: %w", t.typ, protowire.Error(n))
 		}
-		m := protowire.ConsumeValue(wire, msg[i+n:])
-		if m < 0 {
-			return fmt.Errorf("%v: field %d: %w", t.typ, num, protowire.Error(m))
-		}
-		start, end := i, i+n+m
+		start, end := i, i+n
 		i = end
 		var f *pfield
 		if int(num) < len(t.byNum) {
@@ -76,10 +73,6 @@ func (t *ptable) fieldsOf(msg []byte, p unsafe.Pointer, other func(field []byte)
 			}
 		case f.all != nil: // in what gather found
 		default:
-			v := msg[start+n : end]
-			if wire == protowire.Bytes {
-				v, _ = protowire.ConsumeBytes(v)
-			}
 			if err := f.decode(v, unsafe.Add(p, f.offset)); err != nil {
 				return fmt.Errorf("%v: decoding %q: %w", t.typ, f.name, err)
 			}
@@ -164,30 +157,22 @@ func pdecodePointer(elem reflect.Type, decode pdecodeFunc) pdecodeFunc {
 func occurrences(msg []byte, num protowire.Number, wire protowire.Type, each func(k int, v []byte) error) (int, error) {
 	k := 0
 	for len(msg) > 0 {
-		fnum, fwire, n := protowire.ConsumeTag(msg)
+		fnum, fwire, v, n := protowire.Next(msg)
 		if n < 0 {
 			return 0, protowire.Error(n)
-		}
-		m := protowire.ConsumeValue(fwire, msg[n:])
-		if m < 0 {
-			return 0, protowire.Error(m)
 		}
 		if fnum == num {
 			if fwire != wire {
 				return 0, fmt.Errorf("field %d has wire type %d, want %d", num, fwire, wire)
 			}
 			if each != nil {
-				v := msg[n : n+m]
-				if wire == protowire.Bytes {
-					v, _ = protowire.ConsumeBytes(v)
-				}
 				if err := each(k, v); err != nil {
 					return 0, err
 				}
 			}
 			k++
 		}
-		msg = msg[n+m:]
+		msg = msg[n:]
 	}
 	return k, nil
 }
@@ -270,29 +255,49 @@ func pdecodeStringMap(msg []byte, num protowire.Number, p unsafe.Pointer) error 
 	return nil
 }
 
-// protoMap is a map the table holds, and the entries it was decoded from.
+// protoMap is a map the table holds: the hash of the entries it was decoded from.
 type protoMap struct {
-	run []byte
-	m   map[string]string
+	h uint64
+	m map[string]string
 }
 
-// pdecodeMap is pdecodeStringMap through the table: the map of the same entries, byte
-// for byte, as a map the table holds is that map. The apiserver writes a map's entries
-// sorted by key, so equal maps are equal bytes, and a hit reads no entry.
+// pdecodeMap is pdecodeStringMap through the table: the map of the same entries as a map
+// the table holds is that map. It is found by the hash of the entries' bytes (the
+// apiserver writes a map's entries sorted by key, so equal maps are equal bytes) and
+// checked entry by entry, which reads them but allocates nothing; the entries are not
+// kept, so a map that changes with every event (an annotation with a time in it) costs
+// the table no copy of them.
 func (t *MapTable) pdecodeMap(run []byte, num protowire.Number, p unsafe.Pointer) error {
 	if len(run) > sharedMapMax {
 		return pdecodeStringMap(run, num, p)
 	}
-	slot := &t.pmaps[maphash.Bytes(t.seed, run)&(mapSlots-1)]
-	if e := slot.Load(); e != nil && string(e.run) == string(run) {
+	h := maphash.Bytes(t.seed, run)
+	slot := &t.pmaps[h&(mapSlots-1)]
+	if e := slot.Load(); e != nil && e.h == h && holdsEntries(e.m, run, num) {
 		*(*map[string]string)(p) = e.m
 		return nil
 	}
 	if err := pdecodeStringMap(run, num, p); err != nil {
 		return err
 	}
-	slot.Store(&protoMap{run: append([]byte(nil), run...), m: *(*map[string]string)(p)})
+	slot.Store(&protoMap{h: h, m: *(*map[string]string)(p)})
 	return nil
+}
+
+var errNotHeld = errors.New("an entry the map does not hold")
+
+// holdsEntries reports whether m is exactly the map the entries of run make.
+func holdsEntries(m map[string]string, run []byte, num protowire.Number) bool {
+	n := 0
+	_, err := occurrences(run, num, protowire.Bytes, func(_ int, v []byte) error {
+		k, val, err := mapEntry(v)
+		if got, ok := m[string(k)]; err != nil || !ok || got != string(val) {
+			return errNotHeld
+		}
+		n++
+		return nil
+	})
+	return err == nil && n == len(m) // a repeated key would make fewer: not held
 }
 
 // pbyBytes is byText for a repeated field: the slice decoded from the same run of
@@ -327,7 +332,7 @@ func gather(msg []byte, num protowire.Number) []byte {
 func adjacent(msg []byte, num protowire.Number) []byte {
 	end := 0
 	for end < len(msg) {
-		fnum, _, n := protowire.ConsumeField(msg[end:])
+		fnum, _, _, n := protowire.Next(msg[end:])
 		if n < 0 || fnum != num {
 			break
 		}
@@ -336,15 +341,10 @@ func adjacent(msg []byte, num protowire.Number) []byte {
 	return msg[:end]
 }
 
-type pvariantKey struct {
-	base *ptable
-	drop bool
-}
-
 // pvariant is variant for protobuf: base's copy, from the table's own registry, whose
 // metadata shares maps and lists through t (and skips managedFields when drop).
 func (t *MapTable) pvariant(r *registry, base *ptable, drop bool) *ptable {
-	return variantOf(t, pvariantKey{base, drop}, func() *ptable {
+	return variantOf(t, base, drop, func() *ptable {
 		own := t.registryFor(r).ptableFor(base.typ)
 		return own.withMeta(own.object.metaVariant(drop, t))
 	})

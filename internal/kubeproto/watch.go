@@ -25,7 +25,9 @@ func ParseWatchEvent(msg []byte) (WatchEvent, error) {
 	err := walk(what, msg, func(f field) (err error) {
 		switch f.num {
 		case watchEventType:
-			ev.Type, err = f.str(what, "type")
+			var b []byte
+			b, err = f.bytes(what, "type")
+			ev.Type = eventType(b)
 		case watchEventObject:
 			var b []byte
 			if b, err = f.bytes(what, "object"); err != nil {
@@ -39,6 +41,24 @@ func ParseWatchEvent(msg []byte) (WatchEvent, error) {
 		return WatchEvent{}, err
 	}
 	return ev, nil
+}
+
+// eventType returns an event's type: one of the protocol's, shared, rather than a string
+// of its own per event.
+func eventType(b []byte) string {
+	switch string(b) {
+	case "ADDED":
+		return "ADDED"
+	case "MODIFIED":
+		return "MODIFIED"
+	case "DELETED":
+		return "DELETED"
+	case "BOOKMARK":
+		return "BOOKMARK"
+	case "ERROR":
+		return "ERROR"
+	}
+	return string(b)
 }
 
 func parseRawExtension(msg []byte, ev *WatchEvent) error {

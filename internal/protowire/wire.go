@@ -166,3 +166,36 @@ func AppendBytes(b []byte, v []byte) []byte {
 func AppendString(b []byte, s string) []byte {
 	return append(AppendVarint(b, uint64(len(s))), s...)
 }
+
+// Next reads the field at the start of b: its number, its wire type, its value (a Bytes
+// field's content; a varint's or a fixed value's bytes) and its whole length, or a
+// negative length for malformed input (see Error). It is what a decoder's loop calls for
+// each field: a one-byte tag and a one-byte length or varint, most of a message's
+// fields, take no loop.
+func Next(b []byte) (num Number, typ Type, v []byte, n int) {
+	if len(b) >= 2 && b[0] < 0x80 && b[0] >= 8 && b[1] < 0x80 {
+		num, typ = Number(b[0]>>3), Type(b[0]&7)
+		switch typ {
+		case Bytes:
+			if l := 2 + int(b[1]); l <= len(b) {
+				return num, typ, b[2:l:l], l
+			}
+			return 0, 0, nil, errTruncated
+		case Varint:
+			return num, typ, b[1:2:2], 2
+		}
+	}
+	num, typ, t := ConsumeTag(b)
+	if t < 0 {
+		return 0, 0, nil, t
+	}
+	m := ConsumeValue(typ, b[t:])
+	if m < 0 {
+		return 0, 0, nil, m
+	}
+	v = b[t : t+m : t+m]
+	if typ == Bytes {
+		v, _ = ConsumeBytes(v)
+	}
+	return num, typ, v, t + m
+}

@@ -78,3 +78,31 @@ func FuzzConsumeField(f *testing.F) {
 		}
 	})
 }
+
+// Next agrees with ConsumeTag, ConsumeValue and ConsumeBytes on every input: its fast
+// path (a one-byte tag and a one-byte length or varint) is only a shortcut.
+func FuzzNext(f *testing.F) {
+	f.Add([]byte{0x0a, 0x02, 'h', 'i'})
+	f.Add([]byte{0x08, 0x96, 0x01})
+	f.Add([]byte{0x0a, 0x05, 'a'})
+	f.Add([]byte{0x08, 0x01})
+	f.Add([]byte{0x0a, 0x80, 0x01})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		num, typ, v, n := Next(b)
+		wnum, wtyp, wn := ConsumeField(b)
+		if n != wn || (n >= 0 && (num != wnum || typ != wtyp)) {
+			t.Fatalf("Next = %d %d %d, ConsumeField = %d %d %d", num, typ, n, wnum, wtyp, wn)
+		}
+		if n < 0 {
+			return
+		}
+		_, _, tag := ConsumeTag(b)
+		want := b[tag:n]
+		if typ == Bytes {
+			want, _ = ConsumeBytes(want)
+		}
+		if string(v) != string(want) || cap(v) != len(v) {
+			t.Fatalf("Next's value %q (cap %d), want %q", v, cap(v), want)
+		}
+	})
+}
