@@ -100,7 +100,10 @@
 //     the apiserver's list, watch and streaming-list protocol, fast enough never to be
 //     the bottleneck (bench/internal/streamserver is its code).
 //   - bench/cmd/ceiling is the server's reference client: it only reads and frames (or
-//     tokenizes) the same watch, for the limit line of the report and the latency floor.
+//     tokenizes) the same watch, for the limit line of the report and the latency floor;
+//     with -protobuf it frames the server's protobuf (watch frames and list items by
+//     their length prefixes), the floor of the protobuf bytes (read+frame-protobuf) that
+//     the report holds kinformer-protobuf (kinformer-runner -protobuf) against.
 //   - bench/cmd/kinformer-runner and bench/clientgo/cmd/clientgo-runner are the two
 //     engines' runners: each builds its engine's informer as its flags ask, and
 //     bench/measure times it and prints one JSON result line. Package measure is public:

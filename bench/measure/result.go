@@ -14,7 +14,7 @@ const (
 
 // Result is a runner's one line of output. Fields a scenario does not measure stay zero.
 type Result struct {
-	Engine        string `json:"engine"` // "kinformer", "client-go" or "client-go-protobuf"
+	Engine        string `json:"engine"` // "kinformer", "kinformer-protobuf", "client-go" or "client-go-protobuf"
 	Scenario      string `json:"scenario"`
 	Resource      string `json:"resource"`
 	Objects       int    `json:"objects"` // objects in the cache at sync (or -objects if it never synced)
@@ -48,6 +48,11 @@ type Result struct {
 	LatencyP99US        float64 `json:"latency_p99_us"`
 	LatencyP999US       float64 `json:"latency_p999_us"`
 	SlowHandlerEvents   int64   `json:"slow_handler_events"` // fanout with -slow-handler
+	// APIServerCPUSeconds is set by the benchmark harness (bench/internal/harness), not
+	// by a runner: against a real kube-apiserver it started, the CPU time (user +
+	// system, from /proc/PID/stat) that process used while the runner ran. 0: not
+	// measured.
+	APIServerCPUSeconds float64 `json:"apiserver_cpu_seconds,omitempty"`
 
 	GoVersion string `json:"go_version"`
 	Error     string `json:"error"`

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -10,20 +11,29 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+
+	"github.com/kinformer/kinformer/bench/measure"
 )
 
 // readList times reading the whole list, page by page (o.Limit objects a page):
 // mode "frame" reads each body with a 1 MiB buffer and finds the items' boundaries with
-// a byte scanner that tracks strings and nesting; "tokenize" runs Decoder.Token over
-// every item.
+// a byte scanner that tracks strings and nesting, or with o.Protobuf by the items'
+// length prefixes; "tokenize" runs Decoder.Token over every item.
 func readList(ctx context.Context, o options, mode string) (result, error) {
 	o.defaults()
-	res := result{Mode: "list-" + mode}
+	res := result{Mode: "list-" + mode, Protobuf: o.Protobuf}
 	if mode != "frame" && mode != "tokenize" {
 		return res, fmt.Errorf("unknown mode %q (frame or tokenize)", mode)
 	}
-	start := time.Now()
+	if err := o.check(mode); err != nil {
+		return res, err
+	}
+	start, cpu := time.Now(), measure.CPUTime()
 	buf := make([]byte, 1<<20)
+	var pb *bufio.Reader
+	if o.Protobuf {
+		pb = bufio.NewReaderSize(nil, 1<<20)
+	}
 	cont := ""
 	for {
 		q := url.Values{}
@@ -33,14 +43,17 @@ func readList(ctx context.Context, o options, mode string) (result, error) {
 		if cont != "" {
 			q.Set("continue", cont)
 		}
-		resp, err := o.get(ctx, q, true)
+		resp, err := o.get(ctx, q, true, o.Protobuf)
 		if err != nil {
 			return res, err
 		}
 		var n int64
-		if mode == "frame" {
+		switch {
+		case o.Protobuf:
+			n, cont, err = frameProtobufList(resp.Body, pb, &res)
+		case mode == "frame":
 			n, cont, err = frameList(resp.Body, buf, &res)
-		} else {
+		default:
 			n, cont, err = tokenizeList(resp.Body, &res)
 		}
 		resp.Body.Close()
@@ -53,8 +66,163 @@ func readList(ctx context.Context, o options, mode string) (result, error) {
 			break
 		}
 	}
-	res.finish(time.Since(start))
+	res.finish(time.Since(start), measure.CPUTime()-cpu)
 	return res, nil
+}
+
+// protobufMagic starts a protobuf list body.
+const protobufMagic = "k8s\x00"
+
+// pbStream reads protobuf's framing from a buffered body, counting the bytes read.
+type pbStream struct {
+	in *bufio.Reader
+	n  int64
+}
+
+func (s *pbStream) varint() (uint64, error) {
+	var v uint64
+	for i := 0; i < 10; i++ {
+		c, err := s.in.ReadByte()
+		if err != nil {
+			return 0, err
+		}
+		s.n++
+		v |= uint64(c&0x7f) << (7 * i)
+		if c < 0x80 {
+			return v, nil
+		}
+	}
+	return 0, errors.New("overlong varint")
+}
+
+// skip skips a field's value of wire type wt.
+func (s *pbStream) skip(wt uint64) error {
+	var n uint64
+	switch wt {
+	case 0:
+		_, err := s.varint()
+		return err
+	case 1:
+		n = 8
+	case 2:
+		var err error
+		if n, err = s.varint(); err != nil {
+			return err
+		}
+	case 5:
+		n = 4
+	default:
+		return fmt.Errorf("wire type %d", wt)
+	}
+	m, err := s.in.Discard(int(n))
+	s.n += int64(m)
+	return err
+}
+
+// bytes reads a length-delimited value whole (the ListMeta: small).
+func (s *pbStream) bytes() ([]byte, error) {
+	n, err := s.varint()
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, n)
+	m, err := io.ReadFull(s.in, b)
+	s.n += int64(m)
+	return b, err
+}
+
+// frameProtobufList reads a protobuf list body with in (reset onto body): the k8s\x00
+// magic, then a runtime.Unknown whose raw (field 2) is the List message, whose items (2)
+// it counts and skips by their lengths, reading no further into them, and whose ListMeta
+// (1) gives the continue token (its field 3).
+func frameProtobufList(body io.Reader, in *bufio.Reader, res *result) (n int64, cont string, err error) {
+	in.Reset(body)
+	s := &pbStream{in: in}
+	defer func() {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+	}()
+	var magic [len(protobufMagic)]byte
+	m, err := io.ReadFull(in, magic[:])
+	s.n += int64(m)
+	if err != nil {
+		return s.n, "", err
+	}
+	if string(magic[:]) != protobufMagic {
+		return s.n, "", fmt.Errorf("no k8s\\x00 magic: %q", magic)
+	}
+	for {
+		tag, err := s.varint()
+		if err == io.EOF {
+			return s.n, cont, nil
+		}
+		if err != nil {
+			return s.n, "", err
+		}
+		if tag != 2<<3|2 { // not the raw List
+			if err := s.skip(tag & 7); err != nil {
+				return s.n, "", err
+			}
+			continue
+		}
+		size, err := s.varint()
+		if err != nil {
+			return s.n, "", err
+		}
+		for end := s.n + int64(size); s.n < end; {
+			tag, err := s.varint()
+			if err != nil {
+				return s.n, "", err
+			}
+			switch tag {
+			case 1<<3 | 2: // metadata
+				meta, err := s.bytes()
+				if err != nil {
+					return s.n, "", err
+				}
+				if cont, err = continueOf(meta); err != nil {
+					return s.n, "", fmt.Errorf("list metadata: %w", err)
+				}
+			case 2<<3 | 2: // an item
+				if err := s.skip(2); err != nil {
+					return s.n, "", err
+				}
+				res.Objects++
+			default:
+				if err := s.skip(tag & 7); err != nil {
+					return s.n, "", err
+				}
+			}
+			if s.n > end {
+				return s.n, "", errors.New("a field overruns the list")
+			}
+		}
+	}
+}
+
+// continueOf is the continue token (field 3) of a ListMeta message.
+func continueOf(meta []byte) (string, error) {
+	s := &pbStream{in: bufio.NewReader(bytes.NewReader(meta))}
+	cont := ""
+	for s.n < int64(len(meta)) {
+		tag, err := s.varint()
+		if err != nil {
+			return "", err
+		}
+		if tag == 3<<3|2 {
+			b, err := s.bytes()
+			if err != nil {
+				return "", err
+			}
+			cont = string(b)
+			continue
+		}
+		if err := s.skip(tag & 7); err != nil {
+			return "", err
+		}
+	}
+	return cont, nil
 }
 
 // frameList reads a list body, counting the items (objects closed at depth 3: the list,

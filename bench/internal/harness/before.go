@@ -31,7 +31,7 @@ func (r *Report) againstBefore() []compared {
 		if now == nil || before == nil {
 			continue
 		}
-		for _, m := range metricsOf[sc.Kind] {
+		for _, m := range metricsFor(sc) {
 			n, b := spreadOf(now.Results, m), spreadOf(before.Results, m)
 			if n.N == 0 || b.N == 0 || b.Median == 0 {
 				continue

@@ -12,6 +12,8 @@ func engineColor(engine string) string {
 	switch engine {
 	case Kinformer:
 		return "#2b7bba"
+	case KinformerProtobuf:
+		return "#1b4f7a"
 	case ClientGo:
 		return "#e3872d"
 	case ClientGoProtobuf:
@@ -28,7 +30,7 @@ func (r *Report) charts() map[string]string {
 	}
 	perEngine := func(id string, m Metric, unit string) []chart.Bar {
 		var bars []chart.Bar
-		for _, e := range []string{Kinformer, ClientGo, ClientGoProtobuf} {
+		for _, e := range []string{Kinformer, KinformerProtobuf, ClientGo, ClientGoProtobuf} {
 			if v := r.median(id, e, m); !math.IsNaN(v) {
 				bars = append(bars, bar(e, v, unit, engineColor(e)))
 			}
@@ -42,6 +44,9 @@ func (r *Report) charts() map[string]string {
 		if s := r.ceiling(mode); s.N > 0 {
 			watch.Bars = append(watch.Bars, bar("limit: read+"+mode, s.Median, "/s", engineColor("")))
 		}
+	}
+	if v := r.median("watch-pods", FloorProtobuf, mRate); !math.IsNaN(v) {
+		watch.Bars = append(watch.Bars, bar("limit: "+FloorProtobuf, v, "/s", engineColor("")))
 	}
 	out["events.svg"] = chart.HBars("Watch events per second to a no-op handler", true, []chart.Group{watch})
 
@@ -57,7 +62,7 @@ func (r *Report) charts() map[string]string {
 	for _, id := range []string{"latency-1k", "latency-5k", "latency-20k"} {
 		for _, m := range []Metric{mP50, mP99, mP999} {
 			var bars []chart.Bar
-			for _, e := range []string{Kinformer, ClientGo, ClientGoProtobuf, Floor} {
+			for _, e := range []string{Kinformer, KinformerProtobuf, ClientGo, ClientGoProtobuf, Floor, FloorProtobuf} {
 				if v := r.median(id, e, m); !math.IsNaN(v) {
 					bars = append(bars, bar(e, v, " µs", engineColor(e)))
 				}

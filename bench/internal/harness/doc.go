@@ -10,10 +10,15 @@
 // client (bench/cmd/ceiling) reading the same server.
 //
 // client-go runs with JSON, its default, and in the main scenarios also with protobuf
-// (engine client-go-protobuf), its fastest configuration: the harness then has
+// (engine client-go-protobuf), its fastest configuration, and so does kinformer (engine
+// kinformer-protobuf, kinformer-runner -protobuf): the harness then has
 // bench/clientgo/cmd/pbprep encode the server's objects once per distinct server flags
 // (protobuf.go) and starts the server with -protobuf-objects, for every engine alike.
-// The targets hold kinformer against whichever of client-go's two does better.
+// The targets hold kinformer against whichever of client-go's two does better, and
+// kinformer-protobuf against client-go-protobuf, each protobuf target beside the floor
+// of the same protobuf bytes (read+frame-protobuf: the ceiling client with -protobuf).
+// Against the real kube-apiserver the harness also reads that process's CPU time
+// (/proc/PID/stat) before and after each runner: the apiserver's CPU per sync.
 //
 // Both runners measure with the same code (package bench/measure) and are asked the same
 // things; the harness only orchestrates, aggregates and reports. Targets are printed

@@ -11,11 +11,12 @@ import (
 	"time"
 )
 
-// servesProtobuf reports whether sc's stream server must speak protobuf: client-go's
-// protobuf configuration is one of its engines. Every engine of the scenario then runs
-// against the same server, the JSON ones still getting JSON.
+// servesProtobuf reports whether sc's stream server must speak protobuf: one of its
+// engines reads protobuf (client-go-protobuf, kinformer-protobuf, or the floor of the
+// protobuf bytes). Every engine of the scenario then runs against the same server, the
+// JSON ones still getting JSON.
 func (sc Scenario) servesProtobuf() bool {
-	return sc.Server != nil && slices.Contains(sc.Engines, ClientGoProtobuf)
+	return sc.Server != nil && slices.ContainsFunc(sc.Engines, readsProtobuf)
 }
 
 // serverArgs are the stream server's flags for sc: its own, and for a scenario that

@@ -69,6 +69,9 @@ type target struct {
 	Unit     string
 	Proxy    string // set when a smaller scenario stands in for the named one
 	Scenario string
+	// Floor, for the protobuf targets, says how far the figure and the target are from
+	// the floor of the same protobuf bytes (FloorProtobuf).
+	Floor string
 }
 
 func (t target) verdict() string {
@@ -85,6 +88,12 @@ func (t target) verdict() string {
 
 // clientGoEngines are client-go's configurations, the default (JSON) first.
 var clientGoEngines = []string{ClientGo, ClientGoProtobuf}
+
+// ratioColumns are the ratio columns of a scenario's table, each the first engine's
+// median over the second's where both ran: kinformer over each of client-go's
+// configurations, kinformer-protobuf over client-go-protobuf, and kinformer-protobuf
+// over the floor of the same protobuf bytes.
+var ratioColumns = [][2]string{{Kinformer, ClientGo}, {Kinformer, ClientGoProtobuf}, {KinformerProtobuf, ClientGoProtobuf}, {KinformerProtobuf, FloorProtobuf}}
 
 // bestClientGo is client-go's better median of m on scenario id, JSON or protobuf, and
 // which it is: "" and NaN when neither was measured.
@@ -183,7 +192,72 @@ func (r *Report) targets() []target {
 		frac = r.median("watch-pods", Kinformer, mRate) / tok.Median
 	}
 	ts = append(ts, target{What: "kinformer's watch throughput ÷ read+tokenize limit", Want: 0.5, AtLeast: true, Got: frac, Unit: "×", Scenario: "watch-pods"})
-	return ts
+	return append(ts, r.protobufTargets()...)
+}
+
+// protobufTargets are the targets of kinformer reading protobuf, against client-go
+// reading protobuf on this machine, each with its distance from the floor of the same
+// protobuf bytes (read+frame-protobuf, where it ran).
+func (r *Report) protobufTargets() []target {
+	k := func(id string, m Metric) float64 { return r.median(id, KinformerProtobuf, m) }
+	c := func(id string, m Metric) float64 { return r.median(id, ClientGoProtobuf, m) }
+	f := func(id string, m Metric) float64 { return r.median(id, FloorProtobuf, m) }
+	const noFloor = "read+frame-protobuf was not measured here"
+	syncID, proxy := "sync-100k-pods", ""
+	if r.outcome(syncID, KinformerProtobuf) == nil {
+		syncID, proxy = "sync-10k-pods", "10k pods (100k runs in make bench-full)"
+	}
+
+	const watch = "watch-pods"
+	events := target{What: "steady watch events/s, kinformer-protobuf ÷ client-go-protobuf", Want: 3, AtLeast: true,
+		Got: k(watch, mRate) / c(watch, mRate), Unit: "×", Scenario: watch, Floor: noFloor}
+	if fl := f(watch, mRate); !math.IsNaN(fl) {
+		want := events.Want * c(watch, mRate)
+		events.Floor = fmt.Sprintf("read+frame-protobuf reads the same watch at %s events/s; kinformer-protobuf's %s events/s is %s of that (client-go-protobuf's %s: %s); the target, %s × client-go-protobuf's = %s events/s, is %s of it",
+			fmtNum(fl), fmtNum(k(watch, mRate)), pct(k(watch, mRate)/fl), fmtNum(c(watch, mRate)), pct(c(watch, mRate)/fl), fmtNum(events.Want), fmtNum(want), pct(want/fl))
+		if want > fl {
+			events.Floor += ": above the floor, out of reach of any client here"
+		}
+	}
+
+	syncT := target{What: "100k-pod sync, the time of client-go-protobuf ÷ kinformer-protobuf's", Want: 3, AtLeast: true,
+		Got: c(syncID, mSync) / k(syncID, mSync), Unit: "×", Proxy: proxy, Scenario: syncID, Floor: noFloor}
+	if fl := f(syncID, mSync); !math.IsNaN(fl) {
+		want := c(syncID, mSync) / syncT.Want
+		syncT.Floor = fmt.Sprintf("read+frame-protobuf reads and frames every page of the same list in %s s; kinformer-protobuf's sync, %s s, is %s× that (client-go-protobuf's %s s: %s×); the target, client-go-protobuf's time ÷ %s = %s s, is %s× it (the runners' times count from their process's start, the floor's from its first request)",
+			fmtNum(fl), fmtNum(k(syncID, mSync)), fmtNum(k(syncID, mSync)/fl), fmtNum(c(syncID, mSync)), fmtNum(c(syncID, mSync)/fl), fmtNum(syncT.Want), fmtNum(want), fmtNum(want/fl))
+		if want < fl {
+			syncT.Floor += ": below the floor, out of reach of any client here"
+		}
+	}
+
+	heap := target{What: "heap per cached pod, kinformer-protobuf ÷ client-go-protobuf", Want: 0.25,
+		Got: k("sync-10k-pods", mHeapObj) / c("sync-10k-pods", mHeapObj), Unit: "×", Scenario: "sync-10k-pods",
+		Floor: "no floor: the read-and-frame client keeps no object"}
+
+	usPerEvent := func(v float64) float64 { return v * 1000 } // CPU s per 1k events → µs per event
+	cpu := target{What: "kinformer-protobuf CPU per steady watch event", Want: 5, Got: usPerEvent(k(watch, mCPU)), Unit: " µs", Scenario: watch, Floor: noFloor}
+	if fl := usPerEvent(f(watch, mCPU)); !math.IsNaN(fl) && fl > 0 {
+		cpu.Floor = fmt.Sprintf("read+frame-protobuf spends %s µs of CPU per event of the same watch; kinformer-protobuf's %s µs is %s× that, %s µs above it (client-go-protobuf's %s µs); the target leaves %s µs above the floor for decoding and caching",
+			fmtNum(fl), fmtNum(cpu.Got), fmtNum(cpu.Got/fl), fmtNum(cpu.Got-fl), fmtNum(usPerEvent(c(watch, mCPU))), fmtNum(cpu.Want-fl))
+	}
+
+	const lat = "latency-20k"
+	p99 := target{What: "kinformer-protobuf p99 watch→handler at 20k events/s, evenly spaced, median of the runs", Want: 1000,
+		Got: k(lat, mP99), Unit: " µs", Scenario: lat, Floor: noFloor}
+	if fl := f(lat, mP99); !math.IsNaN(fl) {
+		p99.Floor = fmt.Sprintf("read+frame-protobuf's p99 at the same rate is %s µs, the wait any client has here before decoding; kinformer-protobuf's is %s µs above it (client-go-protobuf's %s µs above); the target leaves %s µs above the floor",
+			fmtNum(fl), fmtNum(p99.Got-fl), fmtNum(c(lat, mP99)-fl), fmtNum(p99.Want-fl))
+	}
+	return []target{events, syncT, heap, cpu, p99}
+}
+
+// pct writes a fraction as a percentage.
+func pct(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "–"
+	}
+	return fmt.Sprintf("%.0f%%", 100*v)
 }
 
 // Markdown writes the report.
@@ -204,7 +278,7 @@ func (r *Report) Markdown() string {
 	fmt.Fprintf(&b, "Measured %s on %s (%d cores, %.0f GiB), %s, commit %s; `%s` (%s plan, %d runs per engine and scenario, engines alternating; %s in all). ",
 		e.Date.Format("2006-01-02 15:04 MST"), orUnknown(e.CPU), e.Cores, e.MemoryGiB, e.GoVersion, orUnknown(e.Commit),
 		command, r.Plan.Mode, r.Plan.Runs, r.Took.Round(1e9))
-	b.WriteString("Each figure is the median of the runs, with the minimum and maximum in brackets. Each run is a fresh stream server (bench/cmd/streamserver) and a fresh runner process: bench/cmd/kinformer-runner, or client-go v0.36.3's shared informer in bench/clientgo/cmd/clientgo-runner, with JSON (client-go, its default) and, where the table has a client-go-protobuf column, with protobuf, its fastest configuration, against the same server serving the encodings k8s.io/api writes (prepared by bench/clientgo/cmd/pbprep). The targets hold kinformer against whichever of the two does better on the target's figure. Both runners measure with the same code (bench/measure), decode typed objects, and strip managedFields unless a scenario says otherwise. Targets are printed, never asserted.\n\n")
+	b.WriteString("Each figure is the median of the runs, with the minimum and maximum in brackets. Each run is a fresh stream server (bench/cmd/streamserver) and a fresh runner process: bench/cmd/kinformer-runner, or client-go v0.36.3's shared informer in bench/clientgo/cmd/clientgo-runner, with JSON (client-go, its default) and, where the table has a client-go-protobuf column, with protobuf, its fastest configuration, against the same server serving the encodings k8s.io/api writes (prepared by bench/clientgo/cmd/pbprep). The targets hold kinformer against whichever of the two does better on the target's figure. kinformer-protobuf is kinformer-runner -protobuf, kinformer reading the same protobuf, held against client-go-protobuf alone; read+frame-protobuf is no engine but the floor of those protobuf bytes: the ceiling client (bench/cmd/ceiling -protobuf) reading them and finding each watch frame or list item by its length prefix, decoding nothing (its time to synced is the list's reading time from its first request, the runners' counts from their process's start). Both runners measure with the same code (bench/measure), decode typed objects, and strip managedFields unless a scenario says otherwise. Targets are printed, never asserted.\n\n")
 
 	if r.Plan.Mode != "sharded" { // the targets are the other scenarios'
 		r.writeTargets(&b)
@@ -227,23 +301,28 @@ func (r *Report) Markdown() string {
 		fmt.Fprintf(&b, "### %s\n\n`%s` · server `%s` · runner `%s`\n\n", sc.Title, sc.ID, strings.Join(sc.Server, " "), strings.Join(sc.Runner, " "))
 		if sc.Server == nil {
 			fmt.Fprintf(&b, "(against a real kube-apiserver + etcd started on loopback, %d pods created through the API first)\n\n", sc.RealPods)
+			if sc.againstRealAPIServer() {
+				b.WriteString("The apiserver's CPU per sync is its process's user + system time (utime + stime of /proc/PID/stat, in ticks of 10 ms) from before each runner process starts to after it exits: the list, the watch and discovery it served, and its own background work meanwhile")
+				if r.APIServerIdleCPU > 0 {
+					fmt.Fprintf(&b, " (at rest it used %s CPU s per second, measured over %v before the first run)", fmtNum(r.APIServerIdleCPU), apiserverIdleWindow)
+				}
+				b.WriteString(".\n\n")
+			}
 		}
 		b.WriteString("| |")
 		for _, e := range sc.Engines {
 			fmt.Fprintf(&b, " %s |", e)
 		}
-		// A ratio column per client-go configuration the scenario runs beside kinformer.
-		var versus []string
-		if slices.Contains(sc.Engines, Kinformer) {
-			for _, e := range clientGoEngines {
-				if slices.Contains(sc.Engines, e) {
-					versus = append(versus, e)
-					fmt.Fprintf(&b, " kinformer ÷ %s |", e)
-				}
+		// A ratio column per pair of ratioColumns the scenario runs.
+		var versus [][2]string
+		for _, p := range ratioColumns {
+			if slices.Contains(sc.Engines, p[0]) && slices.Contains(sc.Engines, p[1]) {
+				versus = append(versus, p)
+				fmt.Fprintf(&b, " %s ÷ %s |", p[0], p[1])
 			}
 		}
 		b.WriteString("\n| --- |" + strings.Repeat(" --- |", len(sc.Engines)+len(versus)) + "\n")
-		for _, m := range metricsOf[sc.Kind] {
+		for _, m := range metricsFor(sc) {
 			unit := ""
 			if m.Unit != "" {
 				unit = " (" + m.Unit + ")"
@@ -260,8 +339,8 @@ func (r *Report) Markdown() string {
 				}
 				fmt.Fprintf(&b, " %s (%s–%s) |", fmtNum(s.Median), fmtNum(s.Min), fmtNum(s.Max))
 			}
-			for _, e := range versus {
-				fmt.Fprintf(&b, " %s |", fmtNum(r.median(sc.ID, Kinformer, m)/r.median(sc.ID, e, m)))
+			for _, p := range versus {
+				fmt.Fprintf(&b, " %s |", fmtNum(r.median(sc.ID, p[0], m)/r.median(sc.ID, p[1], m)))
 			}
 			b.WriteString("\n")
 		}
@@ -379,6 +458,7 @@ func (r *Report) writeTargets(b *strings.Builder) {
 		fmt.Fprintf(b, "| %s | %s %s%s | %s%s | %s |\n", what, op, human(t.Want), t.Unit, fmtNum(t.Got), t.Unit, t.verdict())
 		missed = missed || strings.HasPrefix(t.verdict(), "missed")
 	}
+	r.writeFloors(b)
 	r.writeMillion(b)
 	if missed && r.Analysis != "" {
 		b.WriteString("\n## The misses: what the profiles show\n\n(from bench/results/analysis.md, written by hand for the runs it names)\n\n")
@@ -400,6 +480,25 @@ func (r *Report) writeTargets(b *strings.Builder) {
 		b.WriteString("\n")
 	}
 
+}
+
+// writeFloors writes, for each target with a floor, how far it is from the floor of the
+// same protobuf bytes: nothing when no such floor ran.
+func (r *Report) writeFloors(b *strings.Builder) {
+	if !slices.ContainsFunc(r.Outcomes, func(o *Outcome) bool { return o.Engine == FloorProtobuf && len(o.Results) > 0 }) {
+		return
+	}
+	first := true
+	for _, t := range r.targets() {
+		if t.Floor == "" {
+			continue
+		}
+		if first {
+			b.WriteString("\nThe protobuf targets against the floor of the same protobuf bytes (read+frame-protobuf: bench/cmd/ceiling -protobuf, which reads the server's protobuf and finds its watch frames and list items by their length prefixes, decoding nothing; the medians of its runs in the same scenario):\n\n")
+			first = false
+		}
+		fmt.Fprintf(b, "- %s (`%s`): %s.\n", t.What, t.Scenario, t.Floor)
+	}
 }
 
 // The million-pod syncs, a row each in writeMillion: the uniform corpus's, whose figures

@@ -25,17 +25,36 @@ const (
 
 // The engines, as the runners name themselves in their results.
 const (
-	Kinformer        = "kinformer"
-	ClientGo         = "client-go"
-	ClientGoProtobuf = "client-go-protobuf"
+	Kinformer = "kinformer"
+	// KinformerProtobuf is kinformer-runner -protobuf: kinformer reading protobuf
+	// (listwatch.EncodingProtobuf), held against ClientGoProtobuf.
+	KinformerProtobuf = "kinformer-protobuf"
+	ClientGo          = "client-go"
+	ClientGoProtobuf  = "client-go-protobuf"
 	// Before is kinformer at an earlier commit (benchharness -before REF), run where
 	// kinformer runs with no engine-specific flags (an older runner may not know them).
+	// It runs beside Kinformer (JSON) only: KinformerProtobuf has no before.
 	Before = "kinformer-before"
 	// Floor is no engine: the ceiling client (bench/cmd/ceiling) reading and framing the
 	// same watch, timing each event as the runners do. Its latency is what this machine
 	// and the server cost any client, before decoding.
 	Floor = "read+frame"
+	// FloorProtobuf is Floor for the protobuf bytes (bench/cmd/ceiling -protobuf): the
+	// watch's frames found by their 4-byte lengths, the list's items by theirs, nothing
+	// decoded. It runs where KinformerProtobuf does against the stream server: in the
+	// latency scenarios (the p99 floor), the watch ones (events/s and CPU per event) and
+	// the syncs (the time to read every list page).
+	FloorProtobuf = "read+frame-protobuf"
 )
+
+// isFloor reports whether engine is a floor (Floor, FloorProtobuf), run by the ceiling
+// client rather than a runner.
+func isFloor(engine string) bool { return engine == Floor || engine == FloorProtobuf }
+
+// readsProtobuf reports whether engine asks the server for protobuf.
+func readsProtobuf(engine string) bool {
+	return engine == ClientGoProtobuf || engine == KinformerProtobuf || engine == FloorProtobuf
+}
 
 // Scenario is one measurement, run by every engine in Engines, Runs times each.
 type Scenario struct {
@@ -120,9 +139,13 @@ var both = []string{Kinformer, ClientGo}
 // latencyRuns is the least runs of a latency scenario.
 const latencyRuns = 5
 
-// all three: kinformer, and client-go with JSON and with protobuf, its faster
-// configuration, which the stream server then also serves (see servesProtobuf).
-var three = []string{Kinformer, ClientGo, ClientGoProtobuf}
+// four: kinformer and client-go, each with JSON and with protobuf (client-go's faster
+// configuration), which the stream server then also serves (see servesProtobuf).
+var four = []string{Kinformer, KinformerProtobuf, ClientGo, ClientGoProtobuf}
+
+// fourAndFloor is four and the floor of the protobuf bytes (FloorProtobuf), for the
+// scenarios of the stream server.
+var fourAndFloor = append(slices.Clone(four), FloorProtobuf)
 
 // Short is `make bench`: every kind of scenario, small enough for a few minutes. The
 // sharded syncs (kinformer only, of 100k pods) add about half a minute.
@@ -133,18 +156,18 @@ func Short() Plan {
 		Scenario{ID: "ceiling-pods", Title: "The limit line: the same watch bytes read and framed, and tokenized with encoding/json",
 			Kind: KindCeiling, Server: podsServer(1000, watchEvents, 0), Runner: []string{"-resource", "pods", "-events", strconv.Itoa(watchEvents)}},
 		Scenario{ID: "sync-10k-pods", Title: "Initial sync of 10k pods (list+watch, managedFields stripped)",
-			Kind: KindSync, Server: podsServer(10000, 0, 0), Runner: runner(KindSync, "pods", 10000, 0), Engines: three},
+			Kind: KindSync, Server: podsServer(10000, 0, 0), Runner: runner(KindSync, "pods", 10000, 0), Engines: fourAndFloor},
 		Scenario{ID: "sync-10k-pods-streaming", Title: "Initial sync of 10k pods by streaming list",
 			Kind: KindSync, Server: podsServer(10000, 0, 0), Runner: runner(KindSync, "pods", 10000, 0, "-streaming-list"), Engines: both},
 		Scenario{ID: "watch-pods", Title: "Steady watch: pod MODIFIED/DELETED/ADDED events at full speed to a no-op handler",
-			Kind: KindWatch, Server: podsServer(1000, watchEvents, 0), Runner: runner(KindWatch, "pods", 1000, watchEvents), Engines: three},
+			Kind: KindWatch, Server: podsServer(1000, watchEvents, 0), Runner: runner(KindWatch, "pods", 1000, watchEvents), Engines: fourAndFloor},
 	)
 	for _, rate := range []int{1000, 5000, 20000} {
 		events := rate * 3 // three seconds at the rate
 		p.Scenarios = append(p.Scenarios, Scenario{ID: fmt.Sprintf("latency-%dk", rate/1000),
 			Title: fmt.Sprintf("Watch→handler latency at %d events/s (the server stamps the send time)", rate),
 			Kind:  KindLatency, Server: podsServer(1000, events, rate), Runner: runner(KindLatency, "pods", 1000, events),
-			Engines: []string{Kinformer, ClientGo, ClientGoProtobuf, Floor}, Rate: rate, MinRuns: latencyRuns})
+			Engines: append(slices.Clone(four), Floor, FloorProtobuf), Rate: rate, MinRuns: latencyRuns})
 	}
 	for _, h := range []int{1, 4, 16} {
 		extra := []string{"-handlers", strconv.Itoa(h)}
@@ -276,12 +299,12 @@ func realistic() []struct {
 		sc     Scenario
 	}{
 		{"sync-10k-pods", Scenario{ID: "sync-10k-realistic-pods", Title: "Initial sync of 10k realistic pods" + realisticAbout + ", managedFields stripped",
-			Kind: KindSync, Server: realisticServer(10000, 0, 0), Runner: realisticRunner(KindSync, 10000, 0), Engines: three}},
+			Kind: KindSync, Server: realisticServer(10000, 0, 0), Runner: realisticRunner(KindSync, 10000, 0), Engines: fourAndFloor}},
 		{"watch-pods", Scenario{ID: "watch-realistic-pods",
 			Title: "Steady watch of 1,000 realistic pods" + realisticAbout + ": kubelet status changes at full speed to a no-op handler",
-			Kind:  KindWatch, Server: realisticServer(1000, watchEvents, 0), Runner: realisticRunner(KindWatch, 1000, watchEvents), Engines: three}},
+			Kind:  KindWatch, Server: realisticServer(1000, watchEvents, 0), Runner: realisticRunner(KindWatch, 1000, watchEvents), Engines: fourAndFloor}},
 		{"sync-100k-pods", Scenario{ID: "sync-100k-realistic-pods", Title: "Initial sync of 100k realistic pods" + realisticAbout,
-			Kind: KindSync, Server: realisticServer(100000, 0, 0), Runner: realisticRunner(KindSync, 100000, 0), Engines: three,
+			Kind: KindSync, Server: realisticServer(100000, 0, 0), Runner: realisticRunner(KindSync, 100000, 0), Engines: fourAndFloor,
 			Timeout: 5 * time.Minute}},
 		{"sync-1m-pods", sync1MRealisticPods()},
 	}
@@ -313,7 +336,7 @@ func Full() Plan {
 		Scenario{ID: "sync-10k-pods-tls", Title: "Initial sync of 10k pods over HTTPS",
 			Kind: KindSync, Server: podsServer(10000, 0, 0), TLS: true, Runner: runner(KindSync, "pods", 10000, 0), Engines: both},
 		Scenario{ID: "sync-100k-pods", Title: "Initial sync of 100k pods",
-			Kind: KindSync, Server: podsServer(100000, 0, 0), Runner: runner(KindSync, "pods", 100000, 0), Engines: three,
+			Kind: KindSync, Server: podsServer(100000, 0, 0), Runner: runner(KindSync, "pods", 100000, 0), Engines: fourAndFloor,
 			Timeout: 5 * time.Minute},
 		Scenario{ID: "sync-10k-configmaps", Title: "Initial sync of 10k small ConfigMaps",
 			Kind: KindSync, Server: []string{"-profile", "configmaps", "-objects", "10000", "-namespace", "bench", "-watch-events", "-1"},
@@ -323,9 +346,11 @@ func Full() Plan {
 			Runner: runner(KindSync, "secrets", 400, 0), Engines: both, Timeout: 5 * time.Minute},
 		sync1MPods(),
 		shardedSync(4, true), // before the real apiserver, which runs from its scenario to the end
-		Scenario{ID: "real-sync-10k-pods", Title: "Initial sync of 10k pods from the real kube-apiserver v1.36 (created through the API)",
+		// Each run's apiserver CPU seconds are read from its process accounting too
+		// (mAPIServerCPU). No floor: the ceiling client reads the stream server only.
+		Scenario{ID: "real-sync-10k-pods", Title: "Initial sync of 10k pods from the real kube-apiserver v1.36 (created through the API), and the apiserver's CPU for it",
 			Kind: KindSync, RealPods: 10000, Runner: runner(KindSync, "pods", 10000, 0),
-			Engines: []string{Kinformer, ClientGo, ClientGoProtobuf}, Timeout: 5 * time.Minute},
+			Engines: four, Timeout: 5 * time.Minute},
 	)
 	for _, r := range realistic() {
 		i := slices.IndexFunc(p.Scenarios, func(sc Scenario) bool { return sc.ID == r.beside })

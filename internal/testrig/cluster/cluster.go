@@ -171,6 +171,15 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 	return nil
 }
 
+// APIServerPID is the process id of the running kube-apiserver (a new one after
+// RestartAPIServer), 0 if none was started: for reading its CPU time, say.
+func (c *Cluster) APIServerPID() int {
+	if c.apiserver == nil || c.apiserver.Process == nil {
+		return 0
+	}
+	return c.apiserver.Process.Pid
+}
+
 // RestartAPIServer kills kube-apiserver (SIGKILL: no graceful shutdown, as a crash) and
 // starts it again on the same port with the same etcd, waiting until it is ready.
 func (c *Cluster) RestartAPIServer(ctx context.Context) error {
