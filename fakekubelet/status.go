@@ -25,7 +25,20 @@ type podSpec struct {
 
 func specOf(pod *object.Pod) (podSpec, error) {
 	var s podSpec
-	return s, reencode(pod.Spec, &s)
+	if _, ok := pod.Spec.Unknown.Protobuf(); !ok {
+		return s, reencode(pod.Spec, &s)
+	}
+	// Read in protobuf: the containers are modelled, the gates are field 38.
+	for _, c := range pod.Spec.Containers {
+		s.Containers = append(s.Containers, struct {
+			Name  string `json:"name"`
+			Image string `json:"image"`
+		}{c.Name(), c.Image()})
+	}
+	if gate, ok := pod.Spec.Unknown.ProtobufField(38); ok {
+		s.SchedulingGates = []json.RawMessage{gate} // what the kubelet reads is that there is one
+	}
+	return s, nil
 }
 
 // observedStatus is what the kubelet reads of a pod's status.
@@ -37,7 +50,24 @@ type observedStatus struct {
 
 func statusOf(pod *object.Pod) (observedStatus, error) {
 	var s observedStatus
-	return s, reencode(pod.Status, &s)
+	if _, ok := pod.Status.Unknown.Protobuf(); !ok {
+		return s, reencode(pod.Status, &s)
+	}
+	// Read in protobuf: podIP is field 6, startTime field 7 (k8s.io/api's numbers).
+	s.Phase = pod.Status.Phase
+	if ip, ok := pod.Status.Unknown.ProtobufField(6); ok {
+		s.PodIP = string(ip)
+	}
+	if msg, ok := pod.Status.Unknown.ProtobufField(7); ok {
+		var t object.Time
+		if err := t.UnmarshalProtobuf(msg); err != nil {
+			return s, err
+		}
+		if !t.IsZero() {
+			s.StartTime = t.String()
+		}
+	}
+	return s, nil
 }
 
 // started reports whether a kubelet has taken the pod on: it set the start time (even

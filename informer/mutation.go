@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -122,7 +123,7 @@ func (d *mutationDetector) stored(key string, obj object.Object) {
 			return
 		}
 	}
-	b, err := json.Marshal(obj)
+	b, err := fingerprintOf(obj)
 	if err != nil {
 		d.log.Warn("cache mutation detector: cannot fingerprint an object", "key", key, "err", err)
 		delete(d.prints, key)
@@ -169,7 +170,7 @@ func (d *mutationDetector) run(ctx context.Context) {
 // verify compares fp's object with its fingerprint and reports a difference; the
 // fingerprint then takes the changed state, so one mutation is reported once.
 func (d *mutationDetector) verify(key string, fp *fingerprint) {
-	now, err := json.Marshal(fp.obj)
+	now, err := fingerprintOf(fp.obj)
 	if err != nil || bytes.Equal(now, fp.json) {
 		return
 	}
@@ -183,10 +184,25 @@ func (d *mutationDetector) verify(key string, fp *fingerprint) {
 	d.found(m)
 }
 
+// fingerprintOf is what an object is compared by: its JSON, or, for an object read in
+// protobuf (whose unknown fields JSON cannot carry), its protobuf.
+func fingerprintOf(obj any) ([]byte, error) {
+	b, err := json.Marshal(obj)
+	if errors.Is(err, object.ErrProtobufMembers) {
+		return object.MarshalProtobuf(obj)
+	}
+	return b, err
+}
+
 // describeMutation finds the fields that differ between two JSON encodings of an object.
 func describeMutation(key string, before, after []byte) Mutation {
 	var a, b any
 	m := Mutation{Key: key}
+	if len(before) > 0 && before[0] != '{' { // an object read in protobuf (fingerprintOf)
+		m.Path, m.Before, m.After, m.Fields = "(the whole object, read in protobuf)",
+			fmt.Sprintf("%d bytes of protobuf", len(before)), fmt.Sprintf("%d bytes of protobuf", len(after)), 1
+		return m
+	}
 	if json.Unmarshal(before, &a) != nil || json.Unmarshal(after, &b) != nil {
 		m.Path, m.Before, m.After, m.Fields = "(the whole object)", string(before), string(after), 1
 		return m

@@ -85,6 +85,11 @@ func decodeTimeProto(t *Time, msg []byte) error {
 	return nil
 }
 
+// UnmarshalProtobuf reads a Time from its protobuf message (seconds and nanos; the
+// apiserver writes whole seconds), as a field the model does not hold is kept
+// (Unknown.ProtobufField).
+func (t *Time) UnmarshalProtobuf(msg []byte) error { return decodeTimeProto(t, msg) }
+
 func encodeTimeProto(t *Time, dst []byte) []byte { return appendTimestamp(dst, t.Time(), false) }
 
 func decodeMicroTimeProto(t *MicroTime, msg []byte) error {

@@ -17,6 +17,7 @@ import (
 	"github.com/kinformer/kinformer/internal/codec"
 	"github.com/kinformer/kinformer/internal/kubeproto"
 	"github.com/kinformer/kinformer/internal/protowire"
+	"github.com/kinformer/kinformer/internal/testrig/modelled"
 	"github.com/kinformer/kinformer/internal/testrig/pbmsg"
 	. "github.com/kinformer/kinformer/object"
 )
@@ -122,7 +123,7 @@ func checkProtobuf[T any, P interface {
 	protobufWithOptions[T, P](t, msg, first)
 
 	// The JSON path: what the model holds, written as JSON and read back.
-	want := jsonView(modelled(first))
+	want := jsonView(modelled.Of(first))
 	js, err := json.Marshal(want)
 	if err != nil {
 		t.Fatalf("%T decoded from protobuf, its modelled fields do not encode as JSON: %v", first, err)
@@ -131,7 +132,7 @@ func checkProtobuf[T any, P interface {
 	if err := json.Unmarshal(js, fromJSON); err != nil {
 		t.Fatalf("%T decoded from protobuf, its JSON %s does not decode: %v", first, js, err)
 	}
-	if d := cmp.Diff(want, jsonView(modelled(fromJSON))); d != "" {
+	if d := cmp.Diff(want, jsonView(modelled.Of(fromJSON))); d != "" {
 		t.Fatalf("%T: the modelled fields decoded from protobuf differ from those of their JSON %s (-protobuf +json):\n%s", first, js, d)
 	}
 }
@@ -210,7 +211,7 @@ func normalizeForJSON(v reflect.Value) {
 			v.SetString(string([]rune(s)))
 		}
 	case reflect.Struct:
-		if t := v.Type(); t == timeType || t == microTimeType || t == stdTimeType || t == unknownType {
+		if t := v.Type(); t == timeType || t == microTimeType || t == stdTimeType || t == reflect.TypeFor[Unknown]() {
 			return
 		}
 		for i := range v.NumField() {

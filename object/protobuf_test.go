@@ -12,6 +12,7 @@ import (
 	"github.com/kinformer/kinformer/internal/codec"
 	"github.com/kinformer/kinformer/internal/kubeproto"
 	"github.com/kinformer/kinformer/internal/protowire"
+	"github.com/kinformer/kinformer/internal/testrig/modelled"
 	. "github.com/kinformer/kinformer/object"
 )
 
@@ -83,7 +84,7 @@ func checkGolden[T any, P interface {
 		if err != nil {
 			t.Fatalf("decoding JSON: %v", err)
 		}
-		if diff := cmp.Diff(modelled(fromJSON), modelled(fromPB)); diff != "" {
+		if diff := cmp.Diff(modelled.Of(fromJSON), modelled.Of(fromPB)); diff != "" {
 			t.Errorf("with %+v, the modelled fields decoded from protobuf differ from JSON's (-json +protobuf):\n%s", opts, diff)
 		}
 		if opts.DropManagedFields {
@@ -119,4 +120,39 @@ func TestProtobufModelIsComplete(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
+}
+
+// An object read in protobuf is copied as one read in JSON is: DeepCopy does not go
+// through JSON, which cannot carry its unknown fields.
+func TestDeepCopyOfAProtobufObject(t *testing.T) {
+	env, err := kubeproto.ParseEnvelope(readFile(t, "testdata/protobuf/deployment-rolling.pb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := codec.DecodeProtobuf[*Deployment](env.Raw, DecodeOptions{Maps: NewMapTable()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := DeepCopy(d)
+	if !cmp.Equal(cp, d) {
+		t.Fatalf("the copy differs:\n%s", cmp.Diff(d, cp))
+	}
+	cp.Labels["app"] = "changed"
+	cp.Spec.Template.Spec.Containers[0] = NewContainer("other", "other:1")
+	*cp.Spec.Replicas = 99
+	if d.Labels["app"] == "changed" || d.Spec.Template.Spec.Containers[0].Name() == "other" || *d.Spec.Replicas == 99 {
+		t.Errorf("changing the copy changed the original")
+	}
+	if a, b := mustMarshalProtobuf(t, d), mustMarshalProtobuf(t, DeepCopy(d)); !bytes.Equal(a, b) {
+		t.Errorf("the copy encodes to other bytes")
+	}
+}
+
+func mustMarshalProtobuf(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := MarshalProtobuf(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -45,6 +45,15 @@ func (u *Unknown) Delete(name string) { u.members.Delete(name) }
 // For JSON members it returns nil and false. The bytes may be shared: do not change them.
 func (u Unknown) Protobuf() ([]byte, bool) { return u.members.Protobuf() }
 
+// ProtobufField returns the value of the protobuf field number num that u holds, when the
+// object was decoded from protobuf: a string's or a message's bytes, a number's varint
+// (the last occurrence of a field given twice); ok is false when there is none, or when u
+// holds JSON members. Field numbers are k8s.io/api's (its generated.proto): a pod
+// status's podIP is 6, its startTime 7 (a Time message: Time.UnmarshalProtobuf).
+func (u Unknown) ProtobufField(num int) (value []byte, ok bool) {
+	return u.members.ProtobufField(int32(num))
+}
+
 // Equal reports whether u and v hold the same members with the same values, as JSON
 // (go-cmp's Equal and Diff call it). reflect.DeepEqual does not look at the members: it
 // says two Unknowns are equal only when they share their buffer, as the objects of one

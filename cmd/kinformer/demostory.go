@@ -125,11 +125,25 @@ func undo(ctx context.Context, deploys *listwatch.Resource[*object.Deployment], 
 	delete(labels, "pod-template-hash")
 	t.Labels = labels
 	body, err := json.Marshal(map[string]any{"spec": map[string]any{"template": t}})
-	if err != nil {
+	if !errors.Is(err, object.ErrProtobufMembers) {
+		if err != nil {
+			return err
+		}
+		_, err = deploys.Patch(ctx, demoDeployment, listwatch.MergePatch, body, "")
 		return err
 	}
-	_, err = deploys.Patch(ctx, demoDeployment, listwatch.MergePatch, body, "")
-	return err
+	// The template was read in protobuf, which a JSON patch cannot carry: the
+	// Deployment is written whole, in protobuf, at the version just read.
+	for attempt := 0; ; attempt++ {
+		cur, err := deploys.Get(ctx, demoDeployment)
+		if err != nil {
+			return err
+		}
+		cur.Spec.Template = t
+		if _, err = deploys.Update(ctx, cur); err == nil || !object.IsConflict(err) || attempt == 2 {
+			return err
+		}
+	}
 }
 
 // The conditions the chapters wait for, read from the caches: each says whether it holds

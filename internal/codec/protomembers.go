@@ -64,6 +64,31 @@ func sortedFields(run []byte) ([]piece, bool) {
 	return out, true
 }
 
+// ProtobufField returns the value of field num among the protobuf fields u holds (a
+// Bytes field's content, a varint's bytes; the last occurrence, as protobuf reads a
+// field given twice), and whether u holds one.
+func (u Members) ProtobufField(num int32) ([]byte, bool) {
+	run, proto := u.runOf()
+	if !proto {
+		return nil, false
+	}
+	var (
+		value []byte
+		found bool
+	)
+	for len(run) > 0 {
+		n, _, v, l := protowire.Next(run)
+		if l < 0 {
+			break
+		}
+		if int32(n) == num {
+			value, found = v, true
+		}
+		run = run[l:]
+	}
+	return value, found
+}
+
 // countFields counts the fields of a run of protobuf fields.
 func countFields(run []byte) int {
 	n := 0
