@@ -23,9 +23,11 @@ type deployHandles struct {
 	deploy *listwatch.Resource[*object.Deployment]
 }
 
-func deployments(t *testing.T, ns string) deployHandles {
-	c := client(t)
-	return deployHandles{rsHandles: handles(t, ns), ns: ns, deploy: resource[*object.Deployment](t, c, "deployments.apps", ns)}
+func deployments(t *testing.T, ns string) deployHandles { return deploymentsOf(t, client(t), ns) }
+
+// deploymentsOf is deployments through c (a client of one encoding).
+func deploymentsOf(t *testing.T, c *listwatch.Client, ns string) deployHandles {
+	return deployHandles{rsHandles: handlesOf(t, c, ns), ns: ns, deploy: resource[*object.Deployment](t, c, "deployments.apps", ns)}
 }
 
 func (h deployHandles) get(t *testing.T, name string) *object.Deployment {
@@ -293,6 +295,7 @@ func TestDeploymentControllerWithKubectlRollout(t *testing.T) {
 	t.Run("every kind of pod template field reaches the pods", func(t *testing.T) {
 		kubectlIn(t, fullDeployment, "apply", "-n", ns, "-f", "-")
 		rollout("full")
+		h := deploymentsOf(t, encodingClient(t, listwatch.EncodingJSON), ns) // compared as JSON, so read as JSON
 		d := h.get(t, "full")
 		var template map[string]any
 		if err := jsonRoundTrip(d.Spec.Template.Spec, &template); err != nil {

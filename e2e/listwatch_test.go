@@ -220,7 +220,7 @@ func TestDeploymentRoundTripLosesNothing(t *testing.T) {
 	if err := json.Unmarshal([]byte(kubectl(t, "-n", ns, "get", "deployment", "roundtrip", "-o", "json", "--show-managed-fields")), &want); err != nil {
 		t.Fatal(err)
 	}
-	c := client(t)
+	c := encodingClient(t, listwatch.EncodingJSON) // JSON's round trip (protobuf's: e2e/protobuf_test.go)
 	deps := resource[*object.Deployment](t, c, "deployments.apps", ns)
 	d, err := deps.Get(testwait.Context(t, 10*time.Second), "roundtrip")
 	if err != nil {

@@ -69,8 +69,10 @@ type rsHandles struct {
 	pods *listwatch.Resource[*object.Pod]
 }
 
-func handles(t *testing.T, ns string) rsHandles {
-	c := client(t)
+func handles(t *testing.T, ns string) rsHandles { return handlesOf(t, client(t), ns) }
+
+// handlesOf is handles through c (a client of one encoding).
+func handlesOf(t *testing.T, c *listwatch.Client, ns string) rsHandles {
 	return rsHandles{rss: resource[*object.ReplicaSet](t, c, "replicasets.apps", ns), pods: resource[*object.Pod](t, c, "pods", ns)}
 }
 
@@ -122,11 +124,15 @@ func TestReplicaSetControllerAgainstRealAPIServer(t *testing.T) {
 	}, "status %+v", testwait.Lazy(func() any { return h.rs(t, "web").Status }))
 
 	t.Run("template reaches every pod unchanged", func(t *testing.T) {
+		// Compared as JSON, so read as JSON (read as protobuf, what the model does not
+		// hold is protobuf: e2e/protobuf_test.go compares those).
+		jh := handlesOf(t, encodingClient(t, listwatch.EncodingJSON), ns)
+		rs := jh.rs(t, "web")
 		var template map[string]any
 		if err := jsonRoundTrip(rs.Spec.Template.Spec, &template); err != nil {
 			t.Fatal(err)
 		}
-		for _, p := range h.activeOwned(t, rs) {
+		for _, p := range jh.activeOwned(t, rs) {
 			b, _ := json.Marshal(p.Spec)
 			var spec map[string]any
 			if err := json.Unmarshal(b, &spec); err != nil {
