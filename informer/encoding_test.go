@@ -2,11 +2,14 @@ package informer
 
 import (
 	"context"
+	"os"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/kinformer/kinformer/apisim"
+	"github.com/kinformer/kinformer/internal/codec"
+	"github.com/kinformer/kinformer/internal/kubeproto"
 	"github.com/kinformer/kinformer/internal/testrig/testwait"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
@@ -73,5 +76,29 @@ func TestOnStatusSaysTheEncoding(t *testing.T) {
 	}
 	if got := inf.Status().Encoding; got != listwatch.EncodingProtobuf {
 		t.Errorf("status says encoding %q, want protobuf (a Pod, the default encoding)", got)
+	}
+}
+
+// StripManagedFields drops managedFields from an object read in protobuf too, where they
+// are field 17 of its metadata rather than a member named so.
+func TestStripManagedFieldsOfAProtobufObject(t *testing.T) {
+	b, err := os.ReadFile("../object/testdata/protobuf/pod-full.pb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := kubeproto.ParseEnvelope(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := codec.DecodeProtobuf[*object.Pod](env.Raw, object.DecodeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := p.Meta().Unknown.ProtobufField(object.ManagedFieldsNumber); !ok {
+		t.Fatal("the golden pod has no managedFields")
+	}
+	p = StripManagedFields(p)
+	if _, ok := p.Meta().Unknown.ProtobufField(object.ManagedFieldsNumber); ok {
+		t.Errorf("managedFields kept")
 	}
 }

@@ -73,9 +73,11 @@ type Options[T object.Object] struct {
 	MutationDetector MutationDetector
 }
 
-// StripManagedFields is the default transform: it drops metadata.managedFields.
+// StripManagedFields is the default transform: it drops metadata.managedFields, a JSON
+// member or, for an object read in protobuf, ObjectMeta's field 17.
 func StripManagedFields[T object.Object](obj T) T {
 	obj.Meta().Unknown.Delete("managedFields")
+	obj.Meta().Unknown.DeleteProtobufField(object.ManagedFieldsNumber)
 	return obj
 }
 

@@ -112,6 +112,10 @@ func decodeProtoList[T any](body io.Reader, max int, decode object.DecodeOptions
 		if err != nil {
 			return nil, fmt.Errorf("item %d: %w", len(items), err)
 		}
+		if src.typeMeta.Kind == "PartialObjectMetadataList" {
+			// As its JSON items are; a typed list's items carry no type in either encoding.
+			codec.SetTypeMeta(obj, "meta.k8s.io/v1", "PartialObjectMetadata")
+		}
 		items = append(items, obj)
 	}
 	return &object.List[T]{TypeMeta: src.typeMeta, ListMeta: src.meta, Items: items}, nil

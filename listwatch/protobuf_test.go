@@ -15,6 +15,7 @@ import (
 
 	"github.com/kinformer/kinformer/internal/codec"
 	"github.com/kinformer/kinformer/internal/kubeproto"
+	"github.com/kinformer/kinformer/internal/testrig/pbmsg"
 	"github.com/kinformer/kinformer/internal/testrig/testwait"
 	"github.com/kinformer/kinformer/listwatch"
 	"github.com/kinformer/kinformer/object"
@@ -332,5 +333,25 @@ func TestProtobufObjectIsWrittenBackInProtobuf(t *testing.T) {
 	}
 	if _, err := codec.Marshal(p); !errors.Is(err, codec.ErrProtobufMembers) {
 		t.Errorf("encoding the protobuf pod as JSON: %v, want ErrProtobufMembers", err)
+	}
+}
+
+// A metadata-only list in protobuf: its items (PartialObjectMetadata messages) get the
+// kind and apiVersion their JSON items carry.
+func TestProtobufMetadataOnlyList(t *testing.T) {
+	ctx := testwait.Context(t, 20*time.Second)
+	meta := pbmsg.Msg(1, pbmsg.Str(1, "web-1"), pbmsg.Str(3, "shop"), pbmsg.Str(6, "42"))
+	list := kubeproto.AppendList(nil, object.ListMeta{ResourceVersion: "42"}, [][]byte{meta})
+	body := kubeproto.AppendEnvelope(nil, kubeproto.Envelope{APIVersion: "meta.k8s.io/v1", Kind: "PartialObjectMetadataList", Raw: list})
+	c, accepts := goldenServer(t, http.StatusOK, func(bool, bool) ([]byte, string) { return body, "application/vnd.kubernetes.protobuf" })
+	l, err := listwatch.For[*object.Raw](c, podsInfo, "").MetadataOnly().List(ctx, listwatch.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix((*accepts)[0], "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList") {
+		t.Errorf("asked with Accept %q", (*accepts)[0])
+	}
+	if len(l.Items) != 1 || l.Items[0].Name != "web-1" || l.Items[0].Kind != "PartialObjectMetadata" || l.Items[0].APIVersion != "meta.k8s.io/v1" {
+		t.Errorf("items %+v", l.Items)
 	}
 }

@@ -20,6 +20,10 @@ func DeepCopy[T any](obj T) T {
 	return out
 }
 
+// packagePath is this package's import path: the unexported pointers DeepCopy copies
+// are to this package's types (the shared parts), not to another's (a time's location).
+const packagePath = "github.com/kinformer/kinformer/object"
+
 // deepen replaces, in v (a settable copy), every pointer, slice and map that exported
 // fields reach by a copy of its own.
 func deepen(v reflect.Value) {
@@ -62,8 +66,10 @@ func deepen(v reflect.Value) {
 		for i := range v.NumField() {
 			f := v.Field(i)
 			if !v.Type().Field(i).IsExported() {
-				if f.Kind() != reflect.Pointer {
-					continue // a time's seconds, a Members' buffer: values, or never written
+				if f.Kind() != reflect.Pointer || f.Type().Elem().PkgPath() != packagePath {
+					// A time's seconds, a Members' buffer, a time.Time's location: values,
+					// or never written.
+					continue
 				}
 				f = reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem() // a part's pointer
 			}

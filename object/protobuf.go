@@ -164,6 +164,9 @@ func boolBit(b bool) uint64 {
 	return 0
 }
 
+// ManagedFieldsNumber is metadata.managedFields' protobuf field number in ObjectMeta.
+const ManagedFieldsNumber = 17
+
 // ErrProtobufMembers is what encoding an object as JSON fails with (wrapped) when the
 // object was decoded from protobuf and carries fields the model does not hold: they are
 // protobuf bytes, known by number only, which only protobuf writes back (MarshalProtobuf;

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -155,4 +156,43 @@ func mustMarshalProtobuf(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// managedFields of an object read in protobuf are field 17 of its metadata, which
+// DeleteProtobufField removes (Delete finds members by name, which fields have not).
+func TestDeleteProtobufField(t *testing.T) {
+	env, err := kubeproto.ParseEnvelope(readFile(t, "testdata/protobuf/pod-full.pb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := codec.DecodeProtobuf[*Pod](env.Raw, DecodeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := p.Meta().Unknown.Len()
+	if _, ok := p.Meta().Unknown.ProtobufField(ManagedFieldsNumber); !ok {
+		t.Fatal("the golden pod has no managedFields")
+	}
+	cp := DeepCopy(p)
+	p.Meta().Unknown.DeleteProtobufField(ManagedFieldsNumber)
+	if _, ok := p.Meta().Unknown.ProtobufField(ManagedFieldsNumber); ok || p.Meta().Unknown.Len() >= before {
+		t.Errorf("managedFields kept: %v", p.Meta().Unknown)
+	}
+	if _, ok := cp.Meta().Unknown.ProtobufField(ManagedFieldsNumber); !ok {
+		t.Errorf("deleting from one object changed its copy")
+	}
+	if _, ok := p.Meta().Unknown.Protobuf(); !ok {
+		t.Errorf("the other fields are no longer protobuf")
+	}
+}
+
+// DeepCopy copies the model's shared parts, and leaves what other packages point to
+// alone: a time's location stays the same location.
+func TestDeepCopyKeepsATimesLocation(t *testing.T) {
+	zone := time.FixedZone("somewhere", 9*3600)
+	m := MicroTime{time.Date(2026, 11, 28, 12, 0, 0, 0, zone)}
+	cp := DeepCopy(&Lease{Spec: LeaseSpec{RenewTime: &m}})
+	if got := cp.Spec.RenewTime.Location(); got != zone || !cp.Spec.RenewTime.Equal(m.Time) || cp.Spec.RenewTime == &m {
+		t.Errorf("the copy's time is %v in %v (a new pointer: %v)", cp.Spec.RenewTime, got, cp.Spec.RenewTime != &m)
+	}
 }

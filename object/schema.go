@@ -30,7 +30,7 @@ var schema = codec.Schema{
 		Type:            reflect.TypeFor[ObjectMeta](),
 		Member:          "metadata",
 		Droppable:       "managedFields",
-		DroppableNumber: 17,
+		DroppableNumber: ManagedFieldsNumber,
 		SharedMaps:      []string{"labels", "annotations"},
 		SharedLists:     []string{"ownerReferences"},
 		NotInterned:     []string{"name", "uid", "resourceVersion"},
@@ -50,6 +50,7 @@ func applyOptions(v any, opts DecodeOptions) {
 	if m := obj.Meta(); m != nil {
 		if opts.DropManagedFields {
 			m.Unknown.Delete("managedFields")
+			m.Unknown.DeleteProtobufField(ManagedFieldsNumber)
 		}
 		if opts.Maps != nil {
 			m.Labels, m.Annotations = opts.Maps.Share(m.Labels), opts.Maps.Share(m.Annotations)

@@ -54,6 +54,10 @@ func (u Unknown) ProtobufField(num int) (value []byte, ok bool) {
 	return u.members.ProtobufField(int32(num))
 }
 
+// DeleteProtobufField removes the protobuf field number num, when the object was decoded
+// from protobuf (Delete finds fields by name, which protobuf's do not have).
+func (u *Unknown) DeleteProtobufField(num int) { u.members.DeleteProtobufField(int32(num)) }
+
 // Equal reports whether u and v hold the same members with the same values, as JSON
 // (go-cmp's Equal and Diff call it). reflect.DeepEqual does not look at the members: it
 // says two Unknowns are equal only when they share their buffer, as the objects of one

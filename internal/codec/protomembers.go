@@ -89,6 +89,29 @@ func (u Members) ProtobufField(num int32) ([]byte, bool) {
 	return value, found
 }
 
+// DeleteProtobufField removes every occurrence of field num from the protobuf fields u
+// holds (a Members is never changed in place: it gets a new buffer); JSON members are
+// left alone.
+func (u *Members) DeleteProtobufField(num int32) {
+	if _, ok := u.ProtobufField(num); !ok {
+		return
+	}
+	run, _ := u.runOf()
+	var b builder
+	for len(run) > 0 {
+		n, _, _, l := protowire.Next(run)
+		if l < 0 {
+			break
+		}
+		if int32(n) != num {
+			b.addField(run[:l])
+		}
+		run = run[l:]
+	}
+	b.proto = true // even when nothing is left: an empty run reads as no members either way
+	*u = membersOf(b.build(nil))
+}
+
 // countFields counts the fields of a run of protobuf fields.
 func countFields(run []byte) int {
 	n := 0
