@@ -41,7 +41,8 @@ func (c Container) Image() string { return deref(c.shared).Image }
 func (c Container) Unknown() Unknown { return deref(c.shared).Unknown }
 
 // With returns a copy of c whose member name (ports, env, ...) is value; c, and every
-// container that shares its part, is left as it was.
+// container that shares its part, is left as it was. Like Unknown.Set, it panics on a
+// container read in protobuf (see ContainerStatus.With).
 func (c Container) With(name string, value json.RawMessage) Container {
 	c.shared = withMember(c.shared, func(s *containerShared) *Unknown { return &s.Unknown }, name, value)
 	return c

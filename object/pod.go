@@ -100,7 +100,9 @@ func (c ContainerStatus) LastState() ContainerState { return deref(c.shared).Las
 func (c ContainerStatus) Unknown() Unknown { return deref(c.shared).Unknown }
 
 // With returns a copy of c whose member name (image, started, ...) is value; c, and
-// every status that shares its part, is left as it was.
+// every status that shares its part, is left as it was. Like Unknown.Set, it panics on a
+// status read in protobuf, whose other members are protobuf fields a JSON member cannot
+// join (read with listwatch.EncodingJSON to set members by name).
 func (c ContainerStatus) With(name string, value json.RawMessage) ContainerStatus {
 	c.shared = withMember(c.shared, func(s *containerStatusShared) *Unknown { return &s.Unknown }, name, value)
 	return c
@@ -164,7 +166,8 @@ func (c PodCondition) Reason() string { return deref(c.state).Unknown.stringMemb
 func (c PodCondition) Message() string { return deref(c.state).Unknown.stringMember("message") }
 
 // With returns a copy of c whose member name (reason, message, lastProbeTime, ...) is
-// value; c, and every condition that shares its state, is left as it was.
+// value; c, and every condition that shares its state, is left as it was. Like
+// Unknown.Set, it panics on a condition read in protobuf (see ContainerStatus.With).
 func (c PodCondition) With(name string, value json.RawMessage) PodCondition {
 	c.state = withMember(c.state, func(s *podConditionState) *Unknown { return &s.Unknown }, name, value)
 	return c

@@ -34,9 +34,12 @@ func (u Unknown) All() iter.Seq2[string, json.RawMessage] { return u.members.All
 // Set adds the member name with a copy of value, or replaces its value where it is
 // already there (keeping its place). An empty value is stored as null, which is what
 // encoding a nil json.RawMessage gives.
+// It panics on the members of an object read in protobuf: they are protobuf fields,
+// which a JSON member cannot join (object.ErrProtobufMembers says why).
 func (u *Unknown) Set(name string, value json.RawMessage) { u.members.Set(name, value) }
 
-// Delete removes the member name, if there is one.
+// Delete removes the member name, if there is one (none, in the protobuf fields of an
+// object read in protobuf: see DeleteProtobufField).
 func (u *Unknown) Delete(name string) { u.members.Delete(name) }
 
 // Protobuf returns the fields u holds when the object was decoded from protobuf: the
