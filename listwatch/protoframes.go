@@ -163,11 +163,11 @@ func openProtoList(in *protoReader) (*protoListSource, error) {
 			if err != nil {
 				return nil, err
 			}
-			env, err := kubeproto.ParseEnvelope(append(kubeproto.Magic[:], protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.Bytes), b)...))
+			apiVersion, kind, err := kubeproto.ParseTypeMeta(b)
 			if err != nil {
 				return nil, fmt.Errorf("protobuf list envelope: %w", err)
 			}
-			s.typeMeta = object.TypeMeta{APIVersion: env.APIVersion, Kind: env.Kind}
+			s.typeMeta = object.TypeMeta{APIVersion: apiVersion, Kind: kind}
 		default:
 			if _, err := s.value(wire, "a field of the list's envelope"); err != nil {
 				return nil, err
@@ -262,7 +262,7 @@ func (s *protoListSource) listField() (b []byte, item bool, err error) {
 	case num == 2 && wire == protowire.Bytes:
 		return b, true, nil
 	case num == 1 && wire == protowire.Bytes:
-		meta, err := kubeproto.ParseList(protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.Bytes), b), nil)
+		meta, err := kubeproto.ParseListMeta(b)
 		if err != nil {
 			return nil, false, fmt.Errorf("protobuf list: %w", err)
 		}

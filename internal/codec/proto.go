@@ -72,8 +72,10 @@ type pfield struct {
 }
 
 type (
-	pdecodeFunc    func(v []byte, p unsafe.Pointer) error
-	pdecodeAllFunc func(run []byte, num protowire.Number, p unsafe.Pointer) error
+	pdecodeFunc func(v []byte, p unsafe.Pointer) error
+	// pdecodeAllFunc decodes run, which holds n fields, all numbered num (counted by
+	// the loop that found them: the decoder reads them once).
+	pdecodeAllFunc func(run []byte, num protowire.Number, n int, p unsafe.Pointer) error
 	// pencodeFunc appends the field at p, tag and value (each element, for a repeated
 	// one), and nothing for a field that is absent (a nil pointer, an empty slice).
 	pencodeFunc func(dst []byte, num protowire.Number, p unsafe.Pointer) ([]byte, error)
@@ -121,9 +123,9 @@ func (r *registry) ptableFor(typ reflect.Type) *ptable {
 	return &ptable{typ: typ, err: fmt.Errorf("%v is not a type of the schema: %w", typ, errNoProtobuf)}
 }
 
-// ptableLocked returns typ's protobuf table, building it (and those of the structs it
-// reaches) if it has none: only while the registry is made.
-func (r *registry) ptableLocked(typ reflect.Type) *ptable {
+// buildPtable returns typ's protobuf table, building it (and those of the structs it
+// reaches) if it has none: only while the registry is made, before any decode reads it.
+func (r *registry) buildPtable(typ reflect.Type) *ptable {
 	if t, ok := r.ptables[typ]; ok {
 		return t
 	}
@@ -223,7 +225,7 @@ func (r *registry) pcodecFor(f *pfield, typ reflect.Type, intern bool) error {
 		if typ == r.schema.Unknown {
 			return errNoProtobuf
 		}
-		sub := r.ptableLocked(typ)
+		sub := r.buildPtable(typ)
 		f.wire = protowire.Bytes
 		f.decode = func(v []byte, p unsafe.Pointer) error { return sub.decode(v, p) }
 		f.encode = func(dst []byte, num protowire.Number, p unsafe.Pointer) ([]byte, error) {
@@ -272,7 +274,7 @@ func (r *registry) pheadFor(t *ptable) {
 		t.setErr(fmt.Errorf("headed type %v has no JSON table", t.typ))
 		return
 	}
-	ht := r.ptableLocked(jt.head.typ)
+	ht := r.buildPtable(jt.head.typ)
 	if ht.err != nil {
 		t.setErr(ht.err)
 	}

@@ -59,8 +59,8 @@ func (t *ptable) fieldsOf(msg []byte, p unsafe.Pointer, other func(field []byte)
 			return fmt.Errorf("%v: field %d (%s) has wire type %d, want %d", t.typ, num, f.name, wire, f.wire)
 		case f.all != nil && done&f.bit == 0:
 			done |= f.bit
-			run := adjacent(msg[start:], num)
-			if err := f.all(run, num, unsafe.Add(p, f.offset)); err != nil {
+			run, count := adjacent(msg[start:], num)
+			if err := f.all(run, num, count, unsafe.Add(p, f.offset)); err != nil {
 				return fmt.Errorf("%v: decoding %q: %w", t.typ, f.name, err)
 			}
 			i = start + len(run)
@@ -68,7 +68,8 @@ func (t *ptable) fieldsOf(msg []byte, p unsafe.Pointer, other func(field []byte)
 			// Met again after other fields: decoded again, from every occurrence in the
 			// message, once (appending each in turn would copy the slice each time).
 			all |= f.bit
-			if err := f.all(gather(msg, num), num, unsafe.Add(p, f.offset)); err != nil {
+			run, count := gather(msg, num)
+			if err := f.all(run, num, count, unsafe.Add(p, f.offset)); err != nil {
 				return fmt.Errorf("%v: decoding %q: %w", t.typ, f.name, err)
 			}
 		case f.all != nil: // in what gather found
@@ -152,8 +153,8 @@ func pdecodePointer(elem reflect.Type, decode pdecodeFunc) pdecodeFunc {
 
 // occurrences calls each with the value of every field num in msg (a Bytes field's
 // content, a varint's bytes), after checking its wire type, and returns how many. The
-// decoders give it a run of adjacent occurrences, which it reads twice: once to count
-// them, once to decode them into a slice or map made at their number.
+// decoders give it a run of a field's occurrences, counted when the run was found, to
+// fill a slice or map already made at their number.
 func occurrences(msg []byte, num protowire.Number, wire protowire.Type, each func(k int, v []byte) error) (int, error) {
 	k := 0
 	for len(msg) > 0 {
@@ -165,10 +166,8 @@ func occurrences(msg []byte, num protowire.Number, wire protowire.Type, each fun
 			if fwire != wire {
 				return 0, fmt.Errorf("field %d has wire type %d, want %d", num, fwire, wire)
 			}
-			if each != nil {
-				if err := each(k, v); err != nil {
-					return 0, err
-				}
+			if err := each(k, v); err != nil {
+				return 0, err
 			}
 			k++
 		}
@@ -185,11 +184,7 @@ func pdecodeSlice(typ reflect.Type, wire protowire.Type, elem pdecodeFunc) pdeco
 	for n := range arrays {
 		arrays[n] = reflect.ArrayOf(n, typ.Elem())
 	}
-	return func(msg []byte, num protowire.Number, p unsafe.Pointer) error {
-		n, err := occurrences(msg, num, wire, nil)
-		if err != nil {
-			return err
-		}
+	return func(msg []byte, num protowire.Number, n int, p unsafe.Pointer) error {
 		var base unsafe.Pointer
 		if n < len(arrays) {
 			base = reflect.New(arrays[n]).UnsafePointer()
@@ -238,11 +233,7 @@ func mapEntry(v []byte) (key, value []byte, err error) {
 
 // pdecodeStringMap decodes labels or annotations: a map made at its size, its keys and
 // short values interned.
-func pdecodeStringMap(msg []byte, num protowire.Number, p unsafe.Pointer) error {
-	n, err := occurrences(msg, num, protowire.Bytes, nil)
-	if err != nil {
-		return err
-	}
+func pdecodeStringMap(msg []byte, num protowire.Number, n int, p unsafe.Pointer) error {
 	m := make(map[string]string, n)
 	if _, err := occurrences(msg, num, protowire.Bytes, func(_ int, v []byte) error {
 		k, val, err := mapEntry(v)
@@ -267,9 +258,9 @@ type protoMap struct {
 // checked entry by entry, which reads them but allocates nothing; the entries are not
 // kept, so a map that changes with every event (an annotation with a time in it) costs
 // the table no copy of them.
-func (t *MapTable) pdecodeMap(run []byte, num protowire.Number, p unsafe.Pointer) error {
+func (t *MapTable) pdecodeMap(run []byte, num protowire.Number, n int, p unsafe.Pointer) error {
 	if len(run) > sharedMapMax {
-		return pdecodeStringMap(run, num, p)
+		return pdecodeStringMap(run, num, n, p)
 	}
 	h := maphash.Bytes(t.seed, run)
 	slot := &t.pmaps[h&(mapSlots-1)]
@@ -277,7 +268,7 @@ func (t *MapTable) pdecodeMap(run []byte, num protowire.Number, p unsafe.Pointer
 		*(*map[string]string)(p) = e.m
 		return nil
 	}
-	if err := pdecodeStringMap(run, num, p); err != nil {
+	if err := pdecodeStringMap(run, num, n, p); err != nil {
 		return err
 	}
 	slot.Store(&protoMap{h: h, m: *(*map[string]string)(p)})
@@ -304,17 +295,17 @@ func holdsEntries(m map[string]string, run []byte, num protowire.Number) bool {
 // occurrences as one the table holds is a copy of that one (owner references, which
 // every pod of a ReplicaSet has alike).
 func (t *MapTable) pbyBytes(typ reflect.Type, decode pdecodeAllFunc) pdecodeAllFunc {
-	return func(run []byte, num protowire.Number, p unsafe.Pointer) error {
+	return func(run []byte, num protowire.Number, n int, p unsafe.Pointer) error {
 		if len(run) > sharedListMax {
-			return decode(run, num, p)
+			return decode(run, num, n, p)
 		}
-		return t.shareByText(run, typ, p, func() (bool, error) { return true, decode(run, num, p) })
+		return t.shareByText(run, typ, p, func() (bool, error) { return true, decode(run, num, n, p) })
 	}
 }
 
-// gather returns a copy of every field num of msg, in order: a run for a decoder.
-func gather(msg []byte, num protowire.Number) []byte {
-	var run []byte
+// gather returns a copy of every field num of msg, in order, and how many: a run for
+// a decoder.
+func gather(msg []byte, num protowire.Number) (run []byte, count int) {
 	for len(msg) > 0 {
 		fnum, _, n := protowire.ConsumeField(msg)
 		if n < 0 {
@@ -322,14 +313,16 @@ func gather(msg []byte, num protowire.Number) []byte {
 		}
 		if fnum == num {
 			run = append(run, msg[:n]...)
+			count++
 		}
 		msg = msg[n:]
 	}
-	return run
+	return run, count
 }
 
-// adjacent returns the fields num at the start of msg, up to the first other field.
-func adjacent(msg []byte, num protowire.Number) []byte {
+// adjacent returns the fields num at the start of msg, up to the first other field,
+// and how many.
+func adjacent(msg []byte, num protowire.Number) (run []byte, count int) {
 	end := 0
 	for end < len(msg) {
 		fnum, _, _, n := protowire.Next(msg[end:])
@@ -337,8 +330,9 @@ func adjacent(msg []byte, num protowire.Number) []byte {
 			break
 		}
 		end += n
+		count++
 	}
-	return msg[:end]
+	return msg[:end], count
 }
 
 // pvariant is variant for protobuf: base's copy, from the table's own registry, whose

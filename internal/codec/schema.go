@@ -145,7 +145,7 @@ func newRegistryWith(s *Schema, p *parts) *registry {
 		r.tableFor(typ)
 	}
 	for _, typ := range s.Types {
-		r.ptableLocked(typ)
+		r.buildPtable(typ)
 	}
 	return r
 }

@@ -64,6 +64,14 @@ func ParseEnvelope(b []byte) (Envelope, error) {
 	return e, nil
 }
 
+// ParseTypeMeta reads a TypeMeta message (an envelope's field 1, met on its own by a
+// reader that streams the envelope): its apiVersion and kind.
+func ParseTypeMeta(msg []byte) (apiVersion, kind string, err error) {
+	var e Envelope
+	err = parseTypeMeta(msg, &e)
+	return e.APIVersion, e.Kind, err
+}
+
 // parseTypeMeta reads a TypeMeta into e. A repeated typeMeta field merges into the
 // first, as protobuf merges repeated message fields.
 func parseTypeMeta(msg []byte, e *Envelope) error {

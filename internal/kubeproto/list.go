@@ -47,6 +47,16 @@ func ParseList(msg []byte, item func(obj []byte) error) (object.ListMeta, error)
 	return meta, nil
 }
 
+// ParseListMeta reads a ListMeta message (a List's field 1, met on its own by a reader
+// that streams the list).
+func ParseListMeta(msg []byte) (object.ListMeta, error) {
+	var meta object.ListMeta
+	if err := parseListMeta("protobuf list metadata", msg, &meta); err != nil {
+		return object.ListMeta{}, err
+	}
+	return meta, nil
+}
+
 // parseListMeta reads a ListMeta into meta (merging, as protobuf merges a repeated
 // message field). selfLink is checked but dropped: the apiserver no longer sets it.
 func parseListMeta(what string, msg []byte, meta *object.ListMeta) error {
