@@ -17,6 +17,7 @@ FUZZ_TARGETS := \
 	./internal/jsonscan:FuzzValid:100000 \
 	./internal/jsonscan:FuzzScanner:400000 \
 	./internal/codec:FuzzPack:75000 \
+	./internal/codec:FuzzProtobufDecodeAgainstLastState:60000 \
 	./listwatch:FuzzWatchDecoder:50000 \
 	./listwatch:FuzzWatchSplits:10000 \
 	./listwatch:FuzzListDecoder:17000 \

@@ -123,9 +123,9 @@ func (ix *Indexer[T]) Add(obj T) error { return ix.Update(obj) }
 // function fails (an *IndexError), the key keeps its previous state and index entries,
 // so no reader ever sees an object indexed under some indexes and not others.
 func (ix *Indexer[T]) Update(obj T) error {
-	key := object.Key(obj)
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	key := ix.keyFor(obj)
 	var buf [4]indexValues // on the stack for the usual few indexes
 	staged, err := ix.stage(buf[:0], key, obj)
 	if err != nil {
@@ -139,6 +139,16 @@ func (ix *Indexer[T]) Update(obj T) error {
 	ix.noteRV(obj.Meta().ResourceVersion)
 	ix.changes++
 	return nil
+}
+
+// keyFor is obj's key for the indexes added with AddIndexers, which hold keys; "" when
+// there are none (the store holds objects by their namespace and name, and making the
+// key was an allocation on every update of a cache without indexes of its own).
+func (ix *Indexer[T]) keyFor(obj T) string {
+	if len(ix.values) == 0 {
+		return ""
+	}
+	return object.Key(obj)
 }
 
 // indexValues is one index's values for the object being stored.
@@ -165,11 +175,10 @@ func (ix *Indexer[T]) stage(staged []indexValues, key string, obj T) ([]indexVal
 // Delete removes the object with obj's key, and records obj's resourceVersion (the
 // deletion's) as the store's.
 func (ix *Indexer[T]) Delete(obj T) {
-	key := object.Key(obj)
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	ix.unindex(key)
-	ix.items.delete(key)
+	ix.unindex(ix.keyFor(obj))
+	ix.items.deleteAt(place(obj))
 	ix.noteRV(obj.Meta().ResourceVersion)
 	ix.changes++
 }

@@ -77,6 +77,11 @@ func (s *store[T]) put(obj T) {
 // index drops a value that no object has any more).
 func (s *store[T]) delete(key string) {
 	ns, name := splitKey(key)
+	s.deleteAt(ns, name)
+}
+
+// deleteAt is delete of the place a namespace and name give.
+func (s *store[T]) deleteAt(ns, name string) {
 	names, ok := s.byNamespace[ns]
 	if !ok {
 		return

@@ -136,7 +136,13 @@ func decodeProtoEvent[T any](frame []byte, decode object.DecodeOptions) (Event[T
 	}
 	switch t := EventType(we.Type); t {
 	case Added, Modified, Deleted, Bookmark:
-		obj, err := codec.DecodeProtobuf[T](env.Raw, decode)
+		decodeObj := codec.DecodeProtobuf[T]
+		if t == Modified {
+			// Remembered by the cache's table, which decodes the object's next state
+			// against this one: most of it will read the same (codec.DecodeProtobufModified).
+			decodeObj = codec.DecodeProtobufModified[T]
+		}
+		obj, err := decodeObj(env.Raw, decode)
 		if err != nil {
 			return Event[T]{}, &FrameError{Reason: fmt.Sprintf("%s object does not decode", t), Err: err, Frame: head(frame)}
 		}

@@ -14,9 +14,9 @@ import (
 
 // protobufMessages are this package's message types, for the schema.
 var protobufMessages = []codec.MessageType{
-	codec.Message(decodeTimeProto, encodeTimeProto),
-	codec.Message(decodeMicroTimeProto, encodeMicroTimeProto),
-	codec.Message(decodeIntOrStringProto, encodeIntOrStringProto),
+	codec.Message(decodeTimeProto, encodeTimeProto, sameTimeProto),
+	codec.Message(decodeMicroTimeProto, encodeMicroTimeProto, sameMicroTimeProto),
+	codec.Message(decodeIntOrStringProto, encodeIntOrStringProto, sameIntOrStringProto),
 }
 
 // timestamp reads a Timestamp message: seconds (1) and nanos (2).
@@ -92,6 +92,12 @@ func (t *Time) UnmarshalProtobuf(msg []byte) error { return decodeTimeProto(t, m
 
 func encodeTimeProto(t *Time, dst []byte) []byte { return appendTimestamp(dst, t.Time(), false) }
 
+// sameTimeProto reports whether msg decodes to t, exactly (the codec then keeps t).
+func sameTimeProto(t *Time, msg []byte) bool {
+	var x Time
+	return decodeTimeProto(&x, msg) == nil && x == *t
+}
+
 func decodeMicroTimeProto(t *MicroTime, msg []byte) error {
 	if len(msg) == 0 {
 		*t = MicroTime{}
@@ -113,39 +119,60 @@ func encodeMicroTimeProto(t *MicroTime, dst []byte) []byte {
 	return appendTimestamp(dst, t.Time, true)
 }
 
+// sameMicroTimeProto is sameTimeProto for a MicroTime: the same instant is not enough,
+// its representation must be the one decoding makes (a time in UTC, no monotonic clock).
+func sameMicroTimeProto(t *MicroTime, msg []byte) bool {
+	var x MicroTime
+	return decodeMicroTimeProto(&x, msg) == nil && x == *t
+}
+
 // An IntOrString's message: type (1: 0 int, 1 string), intVal (2), strVal (3).
 func decodeIntOrStringProto(v *IntOrString, msg []byte) error {
-	*v = IntOrString{}
+	isString, i, str, err := readIntOrStringProto(msg)
+	if err != nil {
+		return err
+	}
+	*v = IntOrString{IsString: isString, Int: i, Str: string(str)}
+	return nil
+}
+
+// sameIntOrStringProto reports whether msg decodes to v, reading its string without
+// making one.
+func sameIntOrStringProto(v *IntOrString, msg []byte) bool {
+	isString, i, str, err := readIntOrStringProto(msg)
+	return err == nil && v.IsString == isString && v.Int == i && v.Str == string(str)
+}
+
+// readIntOrStringProto reads an IntOrString's message: the string's bytes point into
+// msg. Of the type's int and string, only the one it says is kept.
+func readIntOrStringProto(msg []byte) (isString bool, i int32, str []byte, err error) {
 	for len(msg) > 0 {
 		num, wire, n := protowire.ConsumeTag(msg)
 		if n < 0 {
-			return protowire.Error(n)
+			return false, 0, nil, protowire.Error(n)
 		}
 		m := protowire.ConsumeValue(wire, msg[n:])
 		if m < 0 {
-			return protowire.Error(m)
+			return false, 0, nil, protowire.Error(m)
 		}
 		switch {
 		case num == 1 && wire == protowire.Varint:
 			x, _ := protowire.ConsumeVarint(msg[n:])
-			v.IsString = x == 1
+			isString = x == 1
 		case num == 2 && wire == protowire.Varint:
 			x, _ := protowire.ConsumeVarint(msg[n:])
-			v.Int = int32(int64(x))
+			i = int32(int64(x))
 		case num == 3 && wire == protowire.Bytes:
-			b, _ := protowire.ConsumeBytes(msg[n:])
-			v.Str = string(b)
+			str, _ = protowire.ConsumeBytes(msg[n:])
 		case num <= 3:
-			return errors.New("IntOrString: a field of the wrong wire type")
+			return false, 0, nil, errors.New("IntOrString: a field of the wrong wire type")
 		}
 		msg = msg[n+m:]
 	}
-	if v.IsString {
-		v.Int = 0
-	} else {
-		v.Str = ""
+	if isString {
+		return true, 0, str, nil
 	}
-	return nil
+	return false, i, nil, nil
 }
 
 func encodeIntOrStringProto(v *IntOrString, dst []byte) []byte {

@@ -27,9 +27,10 @@ import (
 // the same bytes; decoding with each DecodeOptions must give the same pod (less
 // managedFields when they are dropped); and the modelled fields must come out of JSON
 // as they went in: the protobuf decoder and the JSON decoder agree on what they both
-// accept.
+// accept. Decoded against an earlier state (one of the golden pods), it must be the very
+// pod decoding alone makes.
 func FuzzDecodeProtobufPod(f *testing.F) {
-	addProtobufSeeds(f, "pod-*.pb")
+	priors := addProtobufSeeds[Pod](f, "pod-*.pb")
 	f.Add(pbmsg.Cat(
 		pbmsg.Msg(1,
 			pbmsg.Str(1, "p"),
@@ -47,29 +48,33 @@ func FuzzDecodeProtobufPod(f *testing.F) {
 		),
 		pbmsg.Msg(2, pbmsg.Msg(2, pbmsg.Str(1, "web"), pbmsg.Str(2, "img"), pbmsg.Msg(9, pbmsg.Str(1, "m"), pbmsg.Str(2, "/m")), pbmsg.Str(3, "x")), pbmsg.Str(10, "node")),
 	))
-	f.Fuzz(func(t *testing.T, msg []byte) { checkProtobuf[Pod](t, msg) })
+	f.Fuzz(func(t *testing.T, msg []byte) { checkProtobuf[Pod](t, msg, priors) })
 }
 
 // FuzzDecodeProtobufLease is FuzzDecodeProtobufPod for a Lease: pointers to scalars and
 // MicroTimes.
 func FuzzDecodeProtobufLease(f *testing.F) {
-	addProtobufSeeds(f, "lease*.pb")
+	priors := addProtobufSeeds[Lease](f, "lease*.pb")
 	f.Add(pbmsg.Cat(
 		pbmsg.Msg(1, pbmsg.Str(1, "l"), pbmsg.Str(3, "kube-node-lease")),
 		pbmsg.Msg(2, pbmsg.Str(1, ""), pbmsg.Var(2, 1<<64-1), pbmsg.Msg(3, pbmsg.Var(1, 1700000000), pbmsg.Var(2, 123456789)), pbmsg.Msg(4), pbmsg.Var(5, 0), pbmsg.Str(6, "x")),
 	))
-	f.Fuzz(func(t *testing.T, msg []byte) { checkProtobuf[Lease](t, msg) })
+	f.Fuzz(func(t *testing.T, msg []byte) { checkProtobuf[Lease](t, msg, priors) })
 }
 
 // addProtobufSeeds adds the message (the envelope's raw) of each golden file matching
 // pattern, and a few mutations of it: cut short, with unknown fields of every wire type
 // after it, given twice (embedded messages merged, repeated fields twice as long), with
-// its fields in reverse order.
-func addProtobufSeeds(f *testing.F, pattern string) {
+// its fields in reverse order. It returns the golden messages.
+func addProtobufSeeds[T any, P interface {
+	*T
+	Object
+}](f *testing.F, pattern string) [][]byte {
 	files, err := filepath.Glob(filepath.Join("testdata/protobuf", pattern))
 	if err != nil || len(files) == 0 {
 		f.Fatalf("no golden files %s: %v", pattern, err)
 	}
+	var golden [][]byte
 	for _, file := range files {
 		b, err := os.ReadFile(file)
 		if err != nil {
@@ -80,6 +85,7 @@ func addProtobufSeeds(f *testing.F, pattern string) {
 			f.Fatalf("%s: %v", file, err)
 		}
 		raw := env.Raw
+		golden = append(golden, raw)
 		f.Add(raw)
 		f.Add(raw[:len(raw)/2])
 		f.Add(pbmsg.Cat(raw, pbmsg.Var(100, 1<<63), pbmsg.Fixed64(101, 7), pbmsg.Str(102, "x"), pbmsg.Fixed32(103, 7)))
@@ -96,12 +102,13 @@ func addProtobufSeeds(f *testing.F, pattern string) {
 		slices.Reverse(fields)
 		f.Add(pbmsg.Cat(fields...))
 	}
+	return golden
 }
 
 func checkProtobuf[T any, P interface {
 	*T
 	Object
-}](t *testing.T, msg []byte) {
+}](t *testing.T, msg []byte, priors [][]byte) {
 	first, err := codec.DecodeProtobuf[P](msg, DecodeOptions{})
 	if err != nil {
 		return
@@ -121,6 +128,7 @@ func checkProtobuf[T any, P interface {
 		t.Fatalf("%T encoded twice: %v\n first %x\nsecond %x", first, err, out, again)
 	}
 	protobufWithOptions[T, P](t, msg, first)
+	protobufAgainstLastState[P](t, msg, priors)
 
 	// The JSON path: what the model holds, written as JSON and read back.
 	want := jsonView(modelled.Of(first))
@@ -167,6 +175,48 @@ func protobufWithOptions[T any, P interface {
 			}
 			if d := cmp.Diff(want, got); d != "" {
 				t.Fatalf("%+v: decoded (-without options +with):\n%s", opts, d)
+			}
+		}
+	}
+}
+
+// protobufAgainstLastState checks that msg, decoded as the object of a MODIFIED event
+// through a table that remembers an earlier state of it (one of priors: its own metadata
+// put first, so that the object is taken for that one), is the object decoding alone
+// gives, to its encoding's last byte.
+func protobufAgainstLastState[P Object](t *testing.T, msg []byte, priors [][]byte) {
+	if len(priors) == 0 {
+		return
+	}
+	i := len(msg) % len(priors) // one of them an input, which the fuzzer varies anyway
+	for _, prior := range priors[i : i+1] {
+		_, _, meta, n := protowire.Next(prior)
+		if n <= 0 {
+			t.Fatalf("prior %d has no first field", i)
+		}
+		named := pbmsg.Cat(pbmsg.Msg(1, meta), msg)
+		want, err := codec.DecodeProtobuf[P](named, DecodeOptions{DropManagedFields: true, Maps: NewMapTable()})
+		if err != nil {
+			continue
+		}
+		wantBytes, err := codec.MarshalProtobufValue(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tab := NewMapTable()
+		if _, err := codec.DecodeProtobufModified[P](prior, DecodeOptions{DropManagedFields: true, Maps: tab}); err != nil {
+			t.Fatalf("prior %d: %v", i, err)
+		}
+		for range 2 { // against the prior, then against itself
+			got, err := codec.DecodeProtobufModified[P](named, DecodeOptions{DropManagedFields: true, Maps: tab})
+			if err != nil {
+				t.Fatalf("against state %d: %v where decoding alone succeeds", i, err)
+			}
+			if d := cmp.Diff(want, got); d != "" {
+				t.Fatalf("against state %d (-alone +against it):\n%s", i, d)
+			}
+			if b, err := codec.MarshalProtobufValue(got); err != nil || !bytes.Equal(b, wantBytes) {
+				t.Fatalf("against state %d: encodes to %x (%v), alone to %x", i, b, err, wantBytes)
 			}
 		}
 	}

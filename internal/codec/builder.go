@@ -195,6 +195,25 @@ func (b *builder) build(parts *parts) []byte {
 	return buf
 }
 
+// holds reports whether the protobuf fields added are exactly those m holds, in order
+// (none, when m is empty).
+func (b *builder) holds(m Members) bool {
+	run, proto := m.runOf()
+	if b.sp == nil {
+		return m.p == nil
+	}
+	return proto && b.proto && bytes.Equal(run, b.buf)
+}
+
+// discard gives the scratch buffer back, building nothing.
+func (b *builder) discard() {
+	if b.sp != nil && cap(b.buf) <= 64<<10 {
+		*b.sp = b.buf[:0]
+		scratch.Put(b.sp)
+	}
+	b.sp = nil
+}
+
 func (b *builder) dropped() bool {
 	for i := range b.n {
 		if b.at(i).start < 0 {

@@ -56,6 +56,9 @@ type MapTable struct {
 	// projections are the registries of the projections this table's cache decodes,
 	// by type, nil for a type that is none (see projection.go).
 	projections sync.Map
+	// recents are the last states of the objects decoded from MODIFIED events, by
+	// namespace and name (protoprior.go).
+	recents *recents
 }
 
 const (
@@ -68,7 +71,7 @@ const (
 
 // NewMapTable returns an empty table.
 func NewMapTable() *MapTable {
-	return &MapTable{seed: maphash.MakeSeed(), parts: newParts(), registries: map[*registry]*registry{}}
+	return &MapTable{seed: maphash.MakeSeed(), parts: newParts(), registries: map[*registry]*registry{}, recents: newRecents()}
 }
 
 // Share returns the table's map equal to m if it has one; otherwise it records m and
@@ -308,6 +311,7 @@ func (t *MapTable) Forget() {
 	for i := range t.pmaps { // found by their bytes, not by what they hold
 		t.pmaps[i].Store(nil)
 	}
+	t.recents.forget() // found by their digests
 	forget := func(r *registry) {
 		for _, tab := range r.tables { // built with the registry, read-only since
 			if tab.head != nil && tab.head.slots != nil {

@@ -14,5 +14,8 @@ type Options struct {
 	// pods of one ReplicaSet, and the states of one object from update to update, then
 	// hold one map. Objects decoded so must not have those maps changed: use it where
 	// objects are read-only, as in an informer's cache, with a table of that cache's own.
+	// Through it too, an object decoded from protobuf takes from the last state of the
+	// same object that the table remembers the parts that read the same (see
+	// DecodeProtobufModified): the same rule holds for them.
 	Maps *MapTable
 }

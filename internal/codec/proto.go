@@ -27,6 +27,10 @@ import (
 //     bytes (a head's protobuf fields and its JSON text never read alike: a JSON text
 //     starts with '{', which is no valid protobuf tag).
 //
+// What is its own: a MODIFIED event's object is remembered by the table, and the next
+// state of the same object decoded against it, what reads the same taken from it
+// (protoprior.go).
+//
 // What does not: a field of a type this package cannot read from protobuf (a
 // json.RawMessage, whose bytes would not be JSON) or without a pb tag makes its struct,
 // and every object holding it, one that only JSON decodes; ProtobufError says which
@@ -50,6 +54,11 @@ type ptable struct {
 	head   *phead
 	parts  *parts
 	object *pobject
+	// meta, set on an object's tables (and their variants), says where its metadata and
+	// the metadata's name and namespace are: decodeObject finds the cached object by them.
+	meta *pmeta
+	// copy copies one struct over another (seen by the garbage collector).
+	copy copyFunc
 	// err says why the struct cannot be decoded from protobuf; nil when it can.
 	err error
 }
@@ -69,6 +78,17 @@ type pfield struct {
 	// of them, gathered, when one occurs after other fields.
 	all    pdecodeAllFunc
 	encode pencodeFunc
+	// same reports, without allocating, whether one occurrence decodes to exactly the
+	// value at p (sameAll: a run of a repeated field), and copy copies a value over
+	// another: a field the cached object already holds is taken from it (protoprior.go).
+	same    psameFunc
+	sameAll psameAllFunc
+	copy    copyFunc
+	// sub is a struct-valued field's table, which decodes it over the cached one field
+	// by field; index is the field's place in its table's fields.
+	sub    *ptable
+	index  int
+	shares bool
 }
 
 type (
@@ -101,15 +121,20 @@ type MessageType struct {
 	typ    reflect.Type
 	decode pdecodeFunc
 	encode func(dst []byte, p unsafe.Pointer) []byte
+	same   psameFunc
 }
 
 // Message describes T, read from and written to a protobuf message by decode and
-// encode (which appends the message's fields, without tag or length, to dst).
-func Message[T any](decode func(v *T, msg []byte) error, encode func(v *T, dst []byte) []byte) MessageType {
+// encode (which appends the message's fields, without tag or length, to dst); same
+// reports whether a message decodes to exactly v (the same value in the same
+// representation), and must not allocate: it is asked for every such field of an
+// object the cache already holds.
+func Message[T any](decode func(v *T, msg []byte) error, encode func(v *T, dst []byte) []byte, same func(v *T, msg []byte) bool) MessageType {
 	return MessageType{
 		typ:    reflect.TypeFor[T](),
 		decode: func(msg []byte, p unsafe.Pointer) error { return decode((*T)(p), msg) },
 		encode: func(dst []byte, p unsafe.Pointer) []byte { return encode((*T)(p), dst) },
+		same:   func(msg []byte, p unsafe.Pointer) bool { return same((*T)(p), msg) },
 	}
 }
 
@@ -129,7 +154,7 @@ func (r *registry) buildPtable(typ reflect.Type) *ptable {
 	if t, ok := r.ptables[typ]; ok {
 		return t
 	}
-	t := &ptable{typ: typ, unknown: -1, parts: r.parts}
+	t := &ptable{typ: typ, unknown: -1, parts: r.parts, copy: typedCopy(typ)}
 	r.ptables[typ] = t // first: a field's type may lead back to this one
 	bit := uint(0)
 	r.addPFields(t, typ, 0, &bit)
@@ -137,7 +162,8 @@ func (r *registry) buildPtable(typ reflect.Type) *ptable {
 		r.pheadFor(t)
 	}
 	slices.SortFunc(t.fields, func(a, b *pfield) int { return int(a.num - b.num) })
-	for _, f := range t.fields {
+	for i, f := range t.fields {
+		f.index = i
 		for int(f.num) >= len(t.byNum) {
 			t.byNum = append(t.byNum, nil)
 		}
@@ -183,6 +209,10 @@ func (r *registry) addPFields(t *ptable, typ reflect.Type, base uintptr, bit *ui
 			t.setErr(fmt.Errorf("%v.%s: %w", typ, f.Name, err))
 			continue
 		}
+		pf.copy = typedCopy(f.Type)
+		// A varint is as cheap to decode as to compare; anything else that decodes to a
+		// string, a pointer or a struct is worth taking from the cached object.
+		pf.shares = pf.same != nil && (pf.wire == protowire.Bytes || f.Type.Kind() == reflect.Pointer)
 		if pf.all != nil {
 			if *bit == 64 {
 				t.setErr(fmt.Errorf("%v has more than 64 repeated fields", typ))
@@ -206,7 +236,7 @@ var errNoProtobuf = errors.New("its type has no protobuf encoding this codec rea
 // pcodecFor sets f's wire type, decoders and encoder for values of typ.
 func (r *registry) pcodecFor(f *pfield, typ reflect.Type, intern bool) error {
 	if m, ok := r.messages[typ]; ok {
-		f.wire, f.decode = protowire.Bytes, m.decode
+		f.wire, f.decode, f.same = protowire.Bytes, m.decode, m.same
 		f.encode = func(dst []byte, num protowire.Number, p unsafe.Pointer) ([]byte, error) {
 			return appendMessage(dst, num, func(b []byte) ([]byte, error) { return m.encode(b, p), nil })
 		}
@@ -214,20 +244,21 @@ func (r *registry) pcodecFor(f *pfield, typ reflect.Type, intern bool) error {
 	}
 	switch typ.Kind() {
 	case reflect.String:
-		f.wire, f.decode, f.encode = protowire.Bytes, pdecodeString(intern, r.parts), pencodeString
+		f.wire, f.decode, f.encode, f.same = protowire.Bytes, pdecodeString(intern, r.parts), pencodeString, psameString
 	case reflect.Int32:
-		f.wire, f.decode, f.encode = protowire.Varint, pdecodeInt32, pencodeInt32
+		f.wire, f.decode, f.encode, f.same = protowire.Varint, pdecodeInt32, pencodeInt32, psameInt32
 	case reflect.Int64:
-		f.wire, f.decode, f.encode = protowire.Varint, pdecodeInt64, pencodeInt64
+		f.wire, f.decode, f.encode, f.same = protowire.Varint, pdecodeInt64, pencodeInt64, psameInt64
 	case reflect.Bool:
-		f.wire, f.decode, f.encode = protowire.Varint, pdecodeBool, pencodeBool
+		f.wire, f.decode, f.encode, f.same = protowire.Varint, pdecodeBool, pencodeBool, psameBool
 	case reflect.Struct:
 		if typ == r.schema.Unknown {
 			return errNoProtobuf
 		}
 		sub := r.buildPtable(typ)
-		f.wire = protowire.Bytes
+		f.wire, f.sub = protowire.Bytes, sub
 		f.decode = func(v []byte, p unsafe.Pointer) error { return sub.decode(v, p) }
+		f.same = func(v []byte, p unsafe.Pointer) bool { return sub.same(v, p) }
 		f.encode = func(dst []byte, num protowire.Number, p unsafe.Pointer) ([]byte, error) {
 			return appendMessage(dst, num, func(b []byte) ([]byte, error) { return sub.encode(b, p) })
 		}
@@ -240,6 +271,7 @@ func (r *registry) pcodecFor(f *pfield, typ reflect.Type, intern bool) error {
 			return cmpErr(err, errNoProtobuf)
 		}
 		f.wire, f.decode, f.encode = elem.wire, pdecodePointer(typ.Elem(), elem.decode), pencodePointer(elem.encode)
+		f.same = psamePointer(elem.same)
 	case reflect.Slice:
 		if typ.Elem().Kind() == reflect.Uint8 {
 			return errNoProtobuf // bytes (json.RawMessage): nothing modelled is
@@ -249,11 +281,12 @@ func (r *registry) pcodecFor(f *pfield, typ reflect.Type, intern bool) error {
 			return cmpErr(err, errNoProtobuf)
 		}
 		f.wire, f.all, f.encode = elem.wire, pdecodeSlice(typ, elem.wire, elem.decode), pencodeSlice(typ, elem.encode)
+		f.sameAll = psameSlice(typ, elem.wire, elem.same)
 	case reflect.Map:
 		if typ != stringMapType {
 			return errNoProtobuf
 		}
-		f.wire, f.all, f.encode = protowire.Bytes, pdecodeStringMap, pencodeStringMap
+		f.wire, f.all, f.encode, f.sameAll = protowire.Bytes, pdecodeStringMap, pencodeStringMap, psameStringMap
 	default:
 		return errNoProtobuf
 	}
@@ -287,6 +320,7 @@ func (r *registry) pfindMetadata(t *ptable) {
 	for _, f := range t.fields {
 		if f.name == md.Member && f.typ == md.Type {
 			t.object = &pobject{metadata: md, field: f, meta: r.ptables[md.Type]}
+			t.meta = pmetaOf(f, t.object.meta)
 			t.object.dropped = t.withMeta(t.object.metaVariant(true, nil))
 			return
 		}
@@ -326,6 +360,8 @@ func (t *ptable) withMeta(meta *ptable) *ptable {
 		if f == t.object.field {
 			c := *f
 			c.decode = func(b []byte, p unsafe.Pointer) error { return meta.decode(b, p) }
+			c.same = func(b []byte, p unsafe.Pointer) bool { return meta.same(b, p) }
+			c.sub = meta // decoded against an earlier state as meta decodes
 			v.setField(i, &c)
 		}
 	}
@@ -375,17 +411,24 @@ func ProtobufError[T any]() error {
 // no Go field claims are kept, as protobuf, in the Unknown members. Malformed input
 // gives an error, never a panic.
 func DecodeProtobuf[T any](msg []byte, opts Options) (T, error) {
-	return decodeProtobuf[T](registered, msg, opts)
+	return decodeProtobuf[T](registered, msg, opts, false)
 }
 
-func decodeProtobuf[T any](r *registry, msg []byte, opts Options) (T, error) {
+// DecodeProtobufModified is DecodeProtobuf for the object of a MODIFIED event: the table
+// of opts.Maps remembers it, and decodes the next state of the same object against it
+// (protoprior.go). Every decode through a table is decoded against what it remembers.
+func DecodeProtobufModified[T any](msg []byte, opts Options) (T, error) {
+	return decodeProtobuf[T](registered, msg, opts, true)
+}
+
+func decodeProtobuf[T any](r *registry, msg []byte, opts Options, remember bool) (T, error) {
 	t, err := ptableOf[T](r, opts)
 	if err != nil {
 		var zero T
 		return zero, err
 	}
 	v := reflect.New(reflect.TypeFor[T]().Elem())
-	return v.Interface().(T), t.decode(msg, v.UnsafePointer())
+	return v.Interface().(T), t.decodeObject(msg, v.UnsafePointer(), opts.Maps, remember)
 }
 
 // MarshalProtobuf encodes v, of a type in the schema, as its protobuf message: its
@@ -428,6 +471,7 @@ func SetTypeMeta(v any, apiVersion, kind string) {
 	if t == nil || t.typeMeta == nil || p == nil {
 		return
 	}
-	*(*string)(unsafe.Add(p, t.typeMeta[0])) = apiVersion
-	*(*string)(unsafe.Add(p, t.typeMeta[1])) = kind
+	// Interned: an envelope's strings are its own, and every object kept its copies.
+	*(*string)(unsafe.Add(p, t.typeMeta[0])) = internString(unsafe.Slice(unsafe.StringData(apiVersion), len(apiVersion)))
+	*(*string)(unsafe.Add(p, t.typeMeta[1])) = internString(unsafe.Slice(unsafe.StringData(kind), len(kind)))
 }

@@ -149,6 +149,11 @@ func decodePBStamp(v *pbStamp, msg []byte) error {
 	return nil
 }
 
+func samePBStamp(v *pbStamp, msg []byte) bool {
+	var x pbStamp
+	return decodePBStamp(&x, msg) == nil && x == *v
+}
+
 func encodePBStamp(v *pbStamp, dst []byte) []byte {
 	if *v == (pbStamp{}) {
 		return dst
@@ -164,7 +169,7 @@ var pbSchema = Schema{
 	Unknown:  reflect.TypeFor[unknown](),
 	Direct:   []reflect.Type{reflect.TypeFor[pbOwner]()},
 	Headed:   []reflect.Type{reflect.TypeFor[pbContainer](), reflect.TypeFor[pbVolume]()},
-	Messages: []MessageType{Message(decodePBStamp, encodePBStamp)},
+	Messages: []MessageType{Message(decodePBStamp, encodePBStamp, samePBStamp)},
 	Metadata: Metadata{
 		Type:            reflect.TypeFor[pbMeta](),
 		Member:          "metadata",
@@ -187,7 +192,7 @@ func decodePB(msg []byte, opts Options) (p *pbPod, err error) {
 			err = fmt.Errorf("PANIC: %v", r)
 		}
 	}()
-	return decodeProtobuf[*pbPod](pbRegistry, msg, opts)
+	return decodeProtobuf[*pbPod](pbRegistry, msg, opts, false)
 }
 
 func mustDecodePB(t *testing.T, msg []byte, opts Options) *pbPod {
@@ -293,11 +298,11 @@ func TestProtobufTestSchema(t *testing.T) {
 		t.Fatalf("the test pod has no protobuf table: %v", err)
 	}
 	// testPod (types_test.go) has no pb tags: no protobuf table, and an error that says so.
-	_, err := decodeProtobuf[*testPod](testRegistry, canonicalPod(), Options{})
+	_, err := decodeProtobuf[*testPod](testRegistry, canonicalPod(), Options{}, false)
 	if err == nil || !strings.Contains(err.Error(), "pb tag") {
 		t.Errorf("decoding a type without pb tags: %v, want an error naming the missing pb tag", err)
 	}
-	if _, err := decodeProtobuf[*pbStamp](pbRegistry, nil, Options{}); err == nil {
+	if _, err := decodeProtobuf[*pbStamp](pbRegistry, nil, Options{}, false); err == nil {
 		t.Errorf("decoding a type that is not one of the schema's succeeded")
 	}
 }

@@ -17,26 +17,49 @@ import (
 
 // decode decodes the message msg into the struct at p, whose table is t.
 func (t *ptable) decode(msg []byte, p unsafe.Pointer) error {
+	return t.decodeOver(msg, p, nil)
+}
+
+// decodeOver is decode, taking from the struct at prior (when not nil) every field
+// that msg holds as prior holds it (see protoprior.go).
+func (t *ptable) decodeOver(msg []byte, p, prior unsafe.Pointer) error {
 	if t.head != nil {
 		return t.decodeHeaded(msg, p)
 	}
 	var unknown builder
-	if err := t.fieldsOf(msg, p, func(f []byte) {
+	if err := t.fieldsOf(msg, p, prior, nil, func(f []byte) {
 		if t.unknown >= 0 {
 			unknown.addField(f)
 		}
 	}); err != nil {
 		return err
 	}
-	if t.unknown >= 0 {
-		*(*Members)(unsafe.Add(p, t.unknown)) = membersOf(unknown.build(t.parts))
-	}
+	t.setUnknown(p, prior, &unknown)
 	return nil
 }
 
+// setUnknown sets the Unknown of the struct at p to the fields unknown gathered: those
+// of the struct at prior when they are the same fields.
+func (t *ptable) setUnknown(p, prior unsafe.Pointer, unknown *builder) {
+	if t.unknown < 0 {
+		return
+	}
+	u := (*Members)(unsafe.Add(p, t.unknown))
+	if prior != nil {
+		if old := *(*Members)(unsafe.Add(prior, t.unknown)); unknown.holds(old) {
+			unknown.discard()
+			*u = old
+			return
+		}
+	}
+	*u = membersOf(unknown.build(t.parts))
+}
+
 // fieldsOf decodes msg's fields that t has a Go field for into the struct at p, and
-// hands every other field, tag and value, to other.
-func (t *ptable) fieldsOf(msg []byte, p unsafe.Pointer, other func(field []byte)) error {
+// hands every other field, tag and value, to other. A field the struct at prior (when
+// not nil) holds as msg does is copied from it rather than decoded; top, at an object's
+// top level, is asked first (see topLevel).
+func (t *ptable) fieldsOf(msg []byte, p, prior unsafe.Pointer, top *topLevel, other func(field []byte)) error {
 	// done: the repeated fields whose first run was decoded; all: those decoded from all
 	// their occurrences, gathered when one came after others (protobuf allows it).
 	var done, all uint64
@@ -47,10 +70,7 @@ func (t *ptable) fieldsOf(msg []byte, p unsafe.Pointer, other func(field []byte)
 		}
 		start, end := i, i+n
 		i = end
-		var f *pfield
-		if int(num) < len(t.byNum) {
-			f = t.byNum[num]
-		}
+		f := t.field(num)
 		switch {
 		case num == t.skip:
 		case f == nil:
@@ -60,10 +80,14 @@ func (t *ptable) fieldsOf(msg []byte, p unsafe.Pointer, other func(field []byte)
 		case f.all != nil && done&f.bit == 0:
 			done |= f.bit
 			run, count := adjacent(msg[start:], num)
+			i = start + len(run)
+			if prior != nil && f.sameAll != nil && f.sameAll(run, num, count, unsafe.Add(prior, f.offset)) {
+				f.copy(unsafe.Add(p, f.offset), unsafe.Add(prior, f.offset))
+				continue
+			}
 			if err := f.all(run, num, count, unsafe.Add(p, f.offset)); err != nil {
 				return fmt.Errorf("%v: decoding %q: %w", t.typ, f.name, err)
 			}
-			i = start + len(run)
 		case f.all != nil && all&f.bit == 0:
 			// Met again after other fields: decoded again, from every occurrence in the
 			// message, once (appending each in turn would copy the slice each time).
@@ -73,11 +97,20 @@ func (t *ptable) fieldsOf(msg []byte, p unsafe.Pointer, other func(field []byte)
 				return fmt.Errorf("%v: decoding %q: %w", t.typ, f.name, err)
 			}
 		case f.all != nil: // in what gather found
+		case top != nil && f.shares && f.wire == protowire.Bytes && top.take(f, v, p):
 		default:
-			if err := f.decode(v, unsafe.Add(p, f.offset)); err != nil {
+			if err := f.decodeOver(v, unsafe.Add(p, f.offset), prior); err != nil {
 				return fmt.Errorf("%v: decoding %q: %w", t.typ, f.name, err)
 			}
 		}
+	}
+	return nil
+}
+
+// field is the Go field of number num, or nil.
+func (t *ptable) field(num protowire.Number) *pfield {
+	if int(num) < len(t.byNum) {
+		return t.byNum[num]
 	}
 	return nil
 }
@@ -93,7 +126,7 @@ func (t *ptable) decodeHeaded(msg []byte, p unsafe.Pointer) error {
 			scratch.Put(sp)
 		}
 	}()
-	if err := t.fieldsOf(msg, p, func(f []byte) { key = append(key, f...) }); err != nil {
+	if err := t.fieldsOf(msg, p, nil, nil, func(f []byte) { key = append(key, f...) }); err != nil {
 		return err
 	}
 	h, err := t.head.find(key, func(b []byte, v unsafe.Pointer) error { return t.head.table.decode(b, v) })

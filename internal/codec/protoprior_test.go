@@ -1,0 +1,262 @@
+package codec
+
+import (
+	"bytes"
+	"fmt"
+	"reflect"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kinformer/kinformer/internal/protowire"
+	"github.com/kinformer/kinformer/internal/testrig/pbmsg"
+)
+
+// decodeModified is decodePB of a MODIFIED event's object.
+func decodeModified(msg []byte, opts Options) (p *pbPod, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("PANIC: %v", r)
+		}
+	}()
+	return decodeProtobuf[*pbPod](pbRegistry, msg, opts, true)
+}
+
+// decodeBothWays decodes msg alone, and through tab (which may remember an earlier
+// state of it), as a MODIFIED event's object; checks that the two objects are equal and
+// encode to the same bytes; and returns the second; ok is false when msg does not
+// decode (both ways, or the test fails).
+func decodeBothWays(t *testing.T, msg []byte, tab *MapTable) (over *pbPod, ok bool) {
+	t.Helper()
+	plain, perr := decodePB(msg, Options{DropManagedFields: true, Maps: NewMapTable()})
+	over, oerr := decodeModified(msg, Options{DropManagedFields: true, Maps: tab})
+	if (perr == nil) != (oerr == nil) {
+		t.Fatalf("decoding %x: %v without a cached object, %v against one", msg, perr, oerr)
+	}
+	if perr != nil {
+		return nil, false
+	}
+	if (plain == nil) != (over == nil) {
+		t.Fatalf("decoding %x: %v alone, %v through the table", msg, plain, over)
+	}
+	if d := cmp.Diff(plain, over, pbCmp); d != "" {
+		t.Fatalf("decoding %x against a cached object (-alone +against it):\n%s", msg, d)
+	}
+	a, aerr := encodePB(plain)
+	b, berr := encodePB(over)
+	if (aerr == nil) != (berr == nil) || !bytes.Equal(a, b) {
+		t.Fatalf("decoding %x: encoded alone %x (%v), against a cached object %x (%v)", msg, a, aerr, b, berr)
+	}
+	return over, true
+}
+
+// shared names the parts of got that are prior's own (the same memory); shared(p, p) the
+// parts p has. Unknown fields are left out: short ones are interned, the same memory in
+// any two objects.
+func shared(prior, got *pbPod) []string {
+	var out []string
+	add := func(name string, same bool) {
+		if same {
+			out = append(out, name)
+		}
+	}
+	ptr := func(v any) uintptr { return reflect.ValueOf(v).Pointer() }
+	add("spec.state", got.Spec.State != nil && got.Spec.State == prior.Spec.State)
+	add("spec.priority", got.Spec.Priority != nil && got.Spec.Priority == prior.Spec.Priority)
+	add("status.conditions", len(got.Status.Conditions) > 0 && ptr(got.Status.Conditions) == ptr(prior.Status.Conditions))
+	add("status.containers", len(got.Status.Containers) > 0 && ptr(got.Status.Containers) == ptr(prior.Status.Containers))
+	add("status.volumes", len(got.Status.Volumes) > 0 && ptr(got.Status.Volumes) == ptr(prior.Status.Volumes))
+	return out
+}
+
+// withField returns msg with the fields of number num (at the top, or in the top-level
+// message numbered in) replaced by fields (none: removed).
+func withField(t *testing.T, msg []byte, in, num protowire.Number, fields ...[]byte) []byte {
+	t.Helper()
+	var out [][]byte
+	replaced := false
+	for _, f := range fieldsOfMsg(t, msg) {
+		n, _, v, _ := protowire.Next(f)
+		switch {
+		case in != 0 && n == in:
+			out = append(out, pbmsg.Msg(int(in), withField(t, v, 0, num, fields...)))
+		case in == 0 && n == num && !replaced:
+			out = append(out, fields...)
+			replaced = true
+		case in == 0 && n == num:
+		default:
+			out = append(out, f)
+		}
+	}
+	if in == 0 && !replaced {
+		out = append(out, fields...)
+	}
+	return pbmsg.Cat(out...)
+}
+
+// A field that reads as the object's last state is that state's; one that does not is
+// decoded; either way the object is the one decoding alone makes.
+func TestProtobufDecodeAgainstLastState(t *testing.T) {
+	pod := canonicalPod()
+	all := []string{"spec.state", "spec.priority", "status.conditions", "status.containers", "status.volumes"}
+	spec := []string{"spec.state", "spec.priority"}
+	status := []string{"status.conditions", "status.containers", "status.volumes"}
+	tests := []struct {
+		name string
+		msg  []byte
+		want []string
+	}{
+		{"unchanged", pod, all},
+		{"the metadata changed: it is decoded, the rest taken", withField(t, pod, 1, 5, pbmsg.Str(5, "uid-2")), all},
+		{"another object", withField(t, pod, 1, 1, pbmsg.Str(1, "web-2")), nil},
+		{"the same name in another namespace", withField(t, pod, 1, 3, pbmsg.Str(3, "other")), nil},
+		{"the phase changed", withField(t, pod, 3, 1, pbmsg.Str(1, "Failed")), all},
+		{"a condition's time changed", withField(t, pod, 3, 2,
+			pbmsg.Msg(2, pbmsg.Str(1, "Ready"), pbmsg.Str(2, "True"), pbmsg.Str(3, "probe"), pbmsg.Msg(4, pbmsg.Var(1, 1700000009), pbmsg.Var(2, 0))),
+			pbmsg.Msg(2, pbmsg.Str(1, "Scheduled"), pbmsg.Str(2, "True"), pbmsg.Msg(4))),
+			append(slices.Clone(spec), "status.containers", "status.volumes")},
+		{"a condition fewer", withField(t, pod, 3, 2,
+			pbmsg.Msg(2, pbmsg.Str(1, "Ready"), pbmsg.Str(2, "True"), pbmsg.Str(3, "probe"), pbmsg.Msg(4, pbmsg.Var(1, 1700000001), pbmsg.Var(2, 0)))),
+			append(slices.Clone(spec), "status.containers", "status.volumes")},
+		{"a container head's unknown field changed", withField(t, pod, 3, 8,
+			pbmsg.Msg(8, pbmsg.Str(1, "web"), pbmsg.Var(4, 1), pbmsg.Str(5, "nginx:1.28"), pbmsg.Str(8, "c-1")),
+			pbmsg.Msg(8, pbmsg.Str(1, "sidecar"), pbmsg.Var(4, 0), pbmsg.Str(8, "c-2"))),
+			append(slices.Clone(spec), "status.conditions", "status.volumes")},
+		{"a container's own field changed", withField(t, pod, 3, 8,
+			pbmsg.Msg(8, pbmsg.Str(1, "web"), pbmsg.Var(4, 1), pbmsg.Str(5, "nginx:1.27"), pbmsg.Str(8, "c-9")),
+			pbmsg.Msg(8, pbmsg.Str(1, "sidecar"), pbmsg.Var(4, 0), pbmsg.Str(8, "c-2"))),
+			append(slices.Clone(spec), "status.conditions", "status.volumes")},
+		{"a spec's unknown field changed", withField(t, pod, 2, 12, pbmsg.Fixed32(12, 1)), all},
+		{"a spec's unknown fields in another order", withField(t, withField(t, pod, 2, 11), 2, 12, pbmsg.Fixed32(12, 0x0a0b0c0d), pbmsg.Fixed64(11, 0x0102030405060708)), all},
+		{"the state is gone", withField(t, pod, 2, 7), append([]string{"spec.priority"}, status...)},
+		// An empty string left out decodes as one written: the same state.
+		{"the state's empty message left out", withField(t, pod, 2, 7, pbmsg.Msg(7, pbmsg.Str(1, "Waiting"))), all},
+		{"the state's reason changed", withField(t, pod, 2, 7, pbmsg.Msg(7, pbmsg.Str(1, "Pulling"), pbmsg.Str(2, ""))), append([]string{"spec.priority"}, status...)},
+		{"a field the state lacked", withField(t, pod, 2, 7, pbmsg.Msg(7, pbmsg.Str(1, "Waiting"), pbmsg.Str(2, ""), pbmsg.Str(3, "x"))), append([]string{"spec.priority"}, status...)},
+		// A pointer's message given twice is the last one, the remembered one here.
+		{"the state given twice", withField(t, pod, 2, 7, pbmsg.Msg(7, pbmsg.Str(1, "Gone")), pbmsg.Msg(7, pbmsg.Str(1, "Waiting"), pbmsg.Str(2, ""))), all},
+		{"the priority changed", withField(t, pod, 2, 5, pbmsg.Var(5, 8)), append([]string{"spec.state"}, status...)},
+		// The spec given twice is merged: the first is taken whole, the second decoded
+		// over it.
+		{"the spec given twice", withField(t, pod, 0, 2, pbmsg.Msg(2, canonicalSpec()), pbmsg.Msg(2, pbmsg.Str(10, "node-4"))), all},
+		// Given twice, the spec is not taken whole, but each of its parts compared.
+		{"the spec given twice, first a new one", withField(t, pod, 0, 2, pbmsg.Msg(2, pbmsg.Var(5, 8)), pbmsg.Msg(2, canonicalSpec())), all},
+		{"a condition of the wrong wire type", withField(t, pod, 3, 2, pbmsg.Var(2, 1)), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tab := NewMapTable()
+			prior, err := decodeModified(pod, Options{DropManagedFields: true, Maps: tab})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, ok := decodeBothWays(t, tt.msg, tab)
+			if !ok {
+				if tt.want != nil {
+					t.Fatalf("the message does not decode")
+				}
+				return
+			}
+			if d := cmp.Diff(tt.want, shared(prior, got)); d != "" {
+				t.Errorf("parts taken from the last state (-want +got):\n%s", d)
+			}
+			// What was decoded now is remembered (unless the spec was given twice, which
+			// leaves the last state as it was): the same bytes again take everything.
+			if strings.Contains(tt.name, "spec given twice") {
+				return
+			}
+			again, _ := decodeBothWays(t, tt.msg, tab)
+			if d := cmp.Diff(shared(got, got), shared(got, again)); d != "" {
+				t.Errorf("the same bytes again: parts taken from the state before (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// Only a MODIFIED event's object is remembered (a list's objects may never change: the
+// table would weigh as much as its cache for nothing), and a forgotten table (the
+// mutation detector's Forget) remembers nothing.
+func TestProtobufDecodeRemembersModifiedOnly(t *testing.T) {
+	pod := canonicalPod()
+	tab := NewMapTable()
+	listed := mustDecodePB(t, pod, Options{DropManagedFields: true, Maps: tab})
+	got, _ := decodeBothWays(t, pod, tab)
+	if s := shared(listed, got); len(s) != 0 {
+		t.Errorf("a listed object lent %v to the next state", s)
+	}
+	again, _ := decodeBothWays(t, pod, tab)
+	if s := shared(got, again); len(s) != 5 {
+		t.Errorf("a MODIFIED event's object lent only %v to the next state", s)
+	}
+	tab.Forget()
+	after, _ := decodeBothWays(t, pod, tab)
+	if s := shared(again, after); len(s) != 0 {
+		t.Errorf("after Forget, the last state lent %v", s)
+	}
+}
+
+// An object collected is forgotten: the table points to its objects weakly, and drops
+// what it remembers of the ones gone as it grows.
+func TestProtobufRecentsForgetObjectsGone(t *testing.T) {
+	tab := NewMapTable()
+	for i := range 5000 {
+		msg := withField(t, canonicalPod(), 1, 1, pbmsg.Str(1, fmt.Sprintf("pod-%d", i)))
+		if _, err := decodeModified(msg, Options{DropManagedFields: true, Maps: tab}); err != nil {
+			t.Fatal(err)
+		}
+		if i%1000 == 0 {
+			runtime.GC()
+		}
+	}
+	runtime.GC()
+	tab.recents.mu.Lock()
+	n := len(tab.recents.m)
+	tab.recents.mu.Unlock()
+	if n > 3000 {
+		t.Errorf("the table remembers %d objects of 5,000 decoded and collected", n)
+	}
+}
+
+// FuzzProtobufDecodeAgainstLastState: whatever the last state and the message, decoding
+// against it makes exactly the object decoding alone does.
+func FuzzProtobufDecodeAgainstLastState(f *testing.F) {
+	pod := canonicalPod()
+	f.Add(pod, pod)
+	f.Add(pod, pbmsg.Cat(canonicalTop()[:3]...))
+	f.Add(pbmsg.Cat(canonicalTop()[1:]...), pod)
+	for _, cut := range []int{10, 40, 120} {
+		f.Add(pod, pod[:len(pod)-cut])
+		f.Add(pod[:len(pod)-cut], pod)
+	}
+	name := pbmsg.Msg(1, pbmsg.Str(1, "p"), pbmsg.Str(3, "ns"))
+	f.Fuzz(func(t *testing.T, priorMsg, msg []byte) {
+		// Both named alike first (a later metadata field in either is merged over it).
+		tab := NewMapTable()
+		if _, err := decodeModified(pbmsg.Cat(name, priorMsg), Options{DropManagedFields: true, Maps: tab}); err != nil {
+			return
+		}
+		decodeBothWays(t, pbmsg.Cat(name, msg), tab)
+		decodeBothWays(t, pbmsg.Cat(name, msg), tab) // against itself
+	})
+}
+
+// What a table remembers is lent only to a decode by the same table of the same type
+// and options: a table may serve several, whose objects may share a name.
+func TestProtobufLastStateOfAnotherTableLendsNothing(t *testing.T) {
+	pod := canonicalPod()
+	tab := NewMapTable()
+	prior, err := decodeModified(pod, Options{DropManagedFields: true, Maps: tab})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := decodeModified(pod, Options{Maps: tab}) // managedFields kept: another table
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := shared(prior, other); len(s) != 0 {
+		t.Errorf("decoded with other options, the pod took %v from the last state", s)
+	}
+}
