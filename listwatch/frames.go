@@ -19,11 +19,12 @@ const DefaultMaxFrameSize = 16 << 20
 // readSize is what the frame reader asks of its source at a time, and its first buffer.
 const readSize = 32 << 10
 
-// busyReadSize is what it asks at most: a read that fills half the room it was given or
-// more says the stream is busy (an HTTP chunk or the socket cut it short, not a lack
-// of data), and the buffer doubles, up to this. A busy watch then reads a hundred
-// events a system call (the calls, not the bytes, were a tenth of the CPU of a steady
-// watch of pods), and an idle one, an event a read, keeps its first buffer.
+// busyReadSize is what it asks at most: a read that brought half of readSize or more,
+// and half the room it was given or more, says the stream is busy (an HTTP chunk or
+// the socket cut it short, not a lack of data), and the buffer doubles, up to this. A
+// busy watch then reads a hundred events a system call (the calls, not the bytes, were
+// a tenth of the CPU of a steady watch of pods); a stream whose reads bring less keeps
+// its first buffer.
 const busyReadSize = 256 << 10
 
 // FrameError reports a watch stream that cannot be decoded. The stream ends with it.
@@ -190,7 +191,7 @@ type readBuffer struct {
 	start, end int // unconsumed data is buf[start:end]
 	offset     int64
 	err        error // sticky read error
-	// filled says the last read filled half the room it had, or more.
+	// filled says the last read was a busy stream's (see busyReadSize).
 	filled bool
 }
 
@@ -218,7 +219,7 @@ func (f *readBuffer) fill(need int) error {
 		f.buf = grown
 	}
 	n, err := f.r.Read(f.buf[f.end:])
-	f.filled = 2*n >= len(f.buf)-f.end
+	f.filled = 2*n >= readSize && 2*n >= len(f.buf)-f.end
 	f.end += n
 	if err != nil {
 		f.err = err

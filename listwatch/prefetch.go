@@ -206,7 +206,9 @@ func (p *prefetcher) close() error {
 // fixed free list kept 384 KB per Client for good, about 40 bytes a pod in a 10k-pod
 // cache's figure; a batch grown for a large object (a 1 MB secret's) was kept until its
 // stream ended, and now until the collector runs, which a stream of large objects gives
-// it time to be reused before.
+// it time to be reused before. A busy stream's batches grow to maxBatchBytes and its
+// read buffer to busyReadSize: about a megabyte while it is busy, 48 KB a batch and 32 KB
+// of buffer for a stream that is not.
 type batchPool struct{ free sync.Pool }
 
 func newBatchPool() *batchPool { return &batchPool{} }

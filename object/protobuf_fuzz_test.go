@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -204,10 +205,12 @@ func protobufAgainstLastState[P Object](t *testing.T, msg []byte, priors [][]byt
 			t.Fatal(err)
 		}
 		tab := NewMapTable()
-		if _, err := codec.DecodeProtobufModified[P](prior, DecodeOptions{DropManagedFields: true, Maps: tab}); err != nil {
+		last, err := codec.DecodeProtobufModified[P](prior, DecodeOptions{DropManagedFields: true, Maps: tab})
+		if err != nil {
 			t.Fatalf("prior %d: %v", i, err)
 		}
-		for range 2 { // against the prior, then against itself
+		defer runtime.KeepAlive(last) // the table holds it weakly
+		for range 2 {                 // against the prior, then against itself
 			got, err := codec.DecodeProtobufModified[P](named, DecodeOptions{DropManagedFields: true, Maps: tab})
 			if err != nil {
 				t.Fatalf("against state %d: %v where decoding alone succeeds", i, err)

@@ -57,8 +57,6 @@ type ptable struct {
 	// meta, set on an object's tables (and their variants), says where its metadata and
 	// the metadata's name and namespace are: decodeObject finds the cached object by them.
 	meta *pmeta
-	// copy copies one struct over another (seen by the garbage collector).
-	copy copyFunc
 	// err says why the struct cannot be decoded from protobuf; nil when it can.
 	err error
 }
@@ -124,8 +122,9 @@ type MessageType struct {
 	same   psameFunc
 }
 
-// Message describes T, read from and written to a protobuf message by decode and
-// encode (which appends the message's fields, without tag or length, to dst); same
+// Message describes T, read from and written to a protobuf message by decode (which
+// sets all of *v: a message given twice is the second) and encode (which appends the
+// message's fields, without tag or length, to dst); same
 // reports whether a message decodes to exactly v (the same value in the same
 // representation), and must not allocate: it is asked for every such field of an
 // object the cache already holds.
@@ -154,7 +153,7 @@ func (r *registry) buildPtable(typ reflect.Type) *ptable {
 	if t, ok := r.ptables[typ]; ok {
 		return t
 	}
-	t := &ptable{typ: typ, unknown: -1, parts: r.parts, copy: typedCopy(typ)}
+	t := &ptable{typ: typ, unknown: -1, parts: r.parts}
 	r.ptables[typ] = t // first: a field's type may lead back to this one
 	bit := uint(0)
 	r.addPFields(t, typ, 0, &bit)

@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -310,18 +311,27 @@ func (t *MapTable) pdecodeMap(run []byte, num protowire.Number, n int, p unsafe.
 
 var errNotHeld = errors.New("an entry the map does not hold")
 
-// holdsEntries reports whether m is exactly the map the entries of run make.
+// holdsEntries reports whether m is exactly the map the entries of run make. It asks
+// for their keys in increasing order, as the apiserver writes them: then each is another
+// key, and as many entries as m has, each of them in m, are all of m. (Without the order,
+// [a=1, a=1] would pass for {a:1, b:2}.) Entries in another order are held by no map:
+// they are decoded.
 func holdsEntries(m map[string]string, run []byte, num protowire.Number) bool {
 	n := 0
-	_, err := occurrences(run, num, protowire.Bytes, func(_ int, v []byte) error {
-		k, val, err := mapEntry(v)
-		if got, ok := m[string(k)]; err != nil || !ok || got != string(val) {
+	var last []byte
+	_, err := occurrences(run, num, protowire.Bytes, func(k int, v []byte) error {
+		key, val, err := mapEntry(v)
+		if err != nil || k > 0 && bytes.Compare(key, last) <= 0 {
 			return errNotHeld
 		}
+		if got, ok := m[string(key)]; !ok || got != string(val) {
+			return errNotHeld
+		}
+		last = key
 		n++
 		return nil
 	})
-	return err == nil && n == len(m) // a repeated key would make fewer: not held
+	return err == nil && n == len(m)
 }
 
 // pbyBytes is byText for a repeated field: the slice decoded from the same run of

@@ -26,12 +26,16 @@ import (
 //     that reads the same (same, below: exact, and allocating nothing) is taken from it,
 //     the rest decoded.
 //
-// A digest is 128 bits, two hashes of the bytes under seeds drawn by the table: two
-// different fields would have to agree on both for one to be taken for the other, a
-// chance of one in 2^128 for each comparison. An object is remembered by a weak pointer,
-// so the table keeps none alive, and objects are taken from only while the cache's
-// read-only rule holds (a handler that writes into a cached object may see the write in
-// the states that follow; the mutation detector reports it and empties the table).
+// A digest is 128 bits, two 64-bit hashes of the bytes under seeds the table draws and
+// keeps to itself (maphash: fast, not built to resist collisions made on purpose, but
+// no one outside the process knows the seeds): two different states of one field would
+// have to agree on both for one to be taken for the other. An object is remembered by a
+// weak pointer, so the table keeps none alive, and what it remembers of the objects gone
+// is dropped as it grows (about a hundred bytes an object changed since its list, never
+// more than twice the live ones and a thousand). Objects are taken from only while the
+// cache's read-only rule holds: a handler that writes into a cached object may see the
+// write in the states that follow, until the mutation detector reports it and empties
+// the table.
 
 // recents are the objects a table remembers, by namespace and name.
 type recents struct {
@@ -111,7 +115,8 @@ type topLevel struct {
 	old      recent
 	now      recent
 	n        int
-	dup      bool // a field given twice: this state is not remembered
+	seen     uint64 // the fields met, by index in their table (recorded or not)
+	dup      bool   // a field given twice, or one too many: this state is not remembered
 }
 
 // take reports whether the field f, of value v, is the prior's (and copies it then),
@@ -120,13 +125,12 @@ func (tl *topLevel) take(f *pfield, v []byte, p unsafe.Pointer) bool {
 	if tl.prior == nil && !tl.remember || f.num == tl.meta {
 		return false // the metadata changes with every state: compared part by part
 	}
-	d := tl.r.digest(v)
-	for i := range tl.n {
-		if tl.now.nums[i] == f.num {
-			tl.dup = true // merged into what came before: nothing to take, nor to remember
-			return false
-		}
+	if f.index >= 64 || tl.seen&(1<<f.index) != 0 {
+		tl.dup = true // merged into what came before: nothing to take, nor to remember
+		return false
 	}
+	tl.seen |= 1 << f.index
+	d := tl.r.digest(v)
 	if tl.n < recentFields {
 		tl.now.nums[tl.n], tl.now.sums[tl.n] = f.num, d
 		tl.n++
@@ -204,8 +208,13 @@ func (m *pmeta) nameIn(meta []byte) (namespace, name string) {
 func (f *pfield) decodeOver(v []byte, p, prior unsafe.Pointer) error {
 	if prior != nil && f.shares {
 		old := unsafe.Add(prior, f.offset)
-		if f.sub != nil && f.sub.head == nil {
+		switch {
+		case f.sub != nil && f.sub.head == nil:
 			return f.sub.decodeOver(v, p, old)
+		case f.sub != nil && !isZero(p, f.typ.Size()):
+			// A headed struct given twice merges into what the first gave; same says
+			// what a decode from zero makes.
+			return f.decode(v, p)
 		}
 		if f.same(v, old) {
 			f.copy(p, old)

@@ -235,11 +235,13 @@ func FuzzProtobufDecodeAgainstLastState(f *testing.F) {
 	f.Fuzz(func(t *testing.T, priorMsg, msg []byte) {
 		// Both named alike first (a later metadata field in either is merged over it).
 		tab := NewMapTable()
-		if _, err := decodeModified(pbmsg.Cat(name, priorMsg), Options{DropManagedFields: true, Maps: tab}); err != nil {
+		prior, err := decodeModified(pbmsg.Cat(name, priorMsg), Options{DropManagedFields: true, Maps: tab})
+		if err != nil {
 			return
 		}
 		decodeBothWays(t, pbmsg.Cat(name, msg), tab)
 		decodeBothWays(t, pbmsg.Cat(name, msg), tab) // against itself
+		runtime.KeepAlive(prior)                     // the table holds it weakly
 	})
 }
 
@@ -259,4 +261,88 @@ func TestProtobufLastStateOfAnotherTableLendsNothing(t *testing.T) {
 	if s := shared(prior, other); len(s) != 0 {
 		t.Errorf("decoded with other options, the pod took %v from the last state", s)
 	}
+}
+
+// pbWide has more top-level fields than a table remembers (recentFields), a struct
+// among them, and a headed struct held as itself, not in a slice.
+type pbWide struct {
+	Metadata pbMeta      `json:"metadata" pb:"1"`
+	A        string      `json:"a,omitempty" pb:"2"`
+	B        string      `json:"b,omitempty" pb:"3"`
+	C        string      `json:"c,omitempty" pb:"4"`
+	D        pbState     `json:"d" pb:"5"`
+	Main     pbContainer `json:"main" pb:"6"`
+	Unknown  unknown     `json:"-"`
+}
+
+var pbWideSchema = Schema{
+	Types:    []reflect.Type{reflect.TypeFor[pbWide]()},
+	Unknown:  pbSchema.Unknown,
+	Direct:   pbSchema.Direct,
+	Headed:   []reflect.Type{reflect.TypeFor[pbContainer]()},
+	Messages: pbSchema.Messages,
+	Metadata: pbSchema.Metadata,
+}
+
+var pbWideRegistry = newRegistry(&pbWideSchema)
+
+// Fields given twice merge, as decoding alone merges them, whatever was remembered:
+// past the fields a table remembers, in a headed struct held as itself, and in a map
+// whose entry is given twice (which must not pass for a map of two keys).
+func TestProtobufLastStateOfFieldsGivenTwice(t *testing.T) {
+	meta := func(more ...[]byte) []byte {
+		return pbmsg.Msg(1, append([][]byte{pbmsg.Str(1, "p"), pbmsg.Str(3, "ns")}, more...)...)
+	}
+	tests := []struct {
+		name       string
+		prior, msg []byte
+		decode     func(msg []byte, opts Options, remember bool) (any, error)
+	}{
+		{"a struct given twice after more fields than are remembered",
+			pbmsg.Cat(meta(), pbmsg.Msg(5, pbmsg.Str(2, "y"))),
+			pbmsg.Cat(meta(), pbmsg.Str(2, "a"), pbmsg.Str(3, "b"), pbmsg.Str(4, "c"), pbmsg.Msg(5, pbmsg.Str(1, "x")), pbmsg.Msg(5, pbmsg.Str(2, "y"))),
+			decodeWide},
+		{"a headed struct given twice",
+			pbmsg.Cat(meta(), pbmsg.Msg(6, pbmsg.Str(1, "x"))),
+			pbmsg.Cat(meta(), pbmsg.Msg(6, pbmsg.Str(8, "c-1"), pbmsg.Str(1, "x")), pbmsg.Msg(6, pbmsg.Str(1, "x"))),
+			decodeWide},
+		{"a label given twice",
+			pbmsg.Cat(meta(pbmsg.Entry(11, "app", "web"), pbmsg.Entry(11, "tier", "front")), pbmsg.Msg(2, pbmsg.Str(10, "n"))),
+			pbmsg.Cat(meta(pbmsg.Entry(11, "app", "web"), pbmsg.Entry(11, "app", "web")), pbmsg.Msg(2, pbmsg.Str(10, "n"))),
+			decodePod},
+		{"labels out of order",
+			pbmsg.Cat(meta(pbmsg.Entry(11, "app", "web"), pbmsg.Entry(11, "tier", "front")), pbmsg.Msg(2, pbmsg.Str(10, "n"))),
+			pbmsg.Cat(meta(pbmsg.Entry(11, "tier", "front"), pbmsg.Entry(11, "app", "web")), pbmsg.Msg(2, pbmsg.Str(10, "n"))),
+			decodePod},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := func(m *MapTable) Options { return Options{DropManagedFields: true, Maps: m} }
+			want, err := tt.decode(tt.msg, opts(NewMapTable()), false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tab := NewMapTable()
+			prior, err := tt.decode(tt.prior, opts(tab), true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := tt.decode(tt.msg, opts(tab), true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			runtime.KeepAlive(prior)
+			if d := cmp.Diff(want, got, pbCmp); d != "" {
+				t.Errorf("against the last state (-alone +against it):\n%s", d)
+			}
+		})
+	}
+}
+
+func decodeWide(msg []byte, opts Options, remember bool) (any, error) {
+	return decodeProtobuf[*pbWide](pbWideRegistry, msg, opts, remember)
+}
+
+func decodePod(msg []byte, opts Options, remember bool) (any, error) {
+	return decodeProtobuf[*pbPod](pbRegistry, msg, opts, remember)
 }
