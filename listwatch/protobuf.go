@@ -121,8 +121,9 @@ func decodeProtoList[T any](body io.Reader, max int, decode object.DecodeOptions
 	return &object.List[T]{TypeMeta: src.typeMeta, ListMeta: src.meta, Items: items}, nil
 }
 
-// decodeProtoEvent decodes one WatchEvent message.
-func decodeProtoEvent[T any](frame []byte, decode object.DecodeOptions) (Event[T], error) {
+// decodeProtoEvent decodes one WatchEvent message. live says the event is a change the
+// watch saw, not one of a streaming list's initial events, which are the list.
+func decodeProtoEvent[T any](frame []byte, decode object.DecodeOptions, live bool) (Event[T], error) {
 	we, err := kubeproto.ParseWatchEvent(frame)
 	if err != nil {
 		return Event[T]{}, &FrameError{Reason: "invalid event", Err: err, Frame: head(frame)}
@@ -137,9 +138,11 @@ func decodeProtoEvent[T any](frame []byte, decode object.DecodeOptions) (Event[T
 	switch t := EventType(we.Type); t {
 	case Added, Modified, Deleted, Bookmark:
 		decodeObj := codec.DecodeProtobuf[T]
-		if t == Modified {
+		if t == Modified || t == Added && live {
 			// Remembered by the cache's table, which decodes the object's next state
 			// against this one: most of it will read the same (codec.DecodeProtobufModified).
+			// An object that just changed, or was just made, is the one to change next;
+			// the list's, a streaming list's included, may never change.
 			decodeObj = codec.DecodeProtobufModified[T]
 		}
 		obj, err := decodeObj(env.Raw, decode)

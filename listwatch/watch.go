@@ -168,7 +168,7 @@ func (w *Watch[T]) next() (Event[T], error) {
 	}
 	var ev Event[T]
 	if w.proto {
-		ev, err = decodeProtoEvent[T](fr.data, w.decode)
+		ev, err = decodeProtoEvent[T](fr.data, w.decode, !w.initialEvents)
 	} else if fr.valid {
 		ev, err = decodeValidEvent[T](fr.data, w.decode)
 	} else {

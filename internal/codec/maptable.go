@@ -56,7 +56,7 @@ type MapTable struct {
 	// projections are the registries of the projections this table's cache decodes,
 	// by type, nil for a type that is none (see projection.go).
 	projections sync.Map
-	// recents are the last states of the objects decoded from MODIFIED events, by
+	// recents are the last states of the objects that changed (DecodeProtobufModified), by
 	// namespace and name (protoprior.go).
 	recents *recents
 }

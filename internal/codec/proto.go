@@ -27,9 +27,9 @@ import (
 //     bytes (a head's protobuf fields and its JSON text never read alike: a JSON text
 //     starts with '{', which is no valid protobuf tag).
 //
-// What is its own: a MODIFIED event's object is remembered by the table, and the next
-// state of the same object decoded against it, what reads the same taken from it
-// (protoprior.go).
+// What is its own: the object of a watch's MODIFIED event (or of its ADDED one, after
+// the list) is remembered by the table, and the next state of the same object decoded
+// against it, what reads the same taken from it (protoprior.go).
 //
 // What does not: a field of a type this package cannot read from protobuf (a
 // json.RawMessage, whose bytes would not be JSON) or without a pb tag makes its struct,
@@ -413,7 +413,8 @@ func DecodeProtobuf[T any](msg []byte, opts Options) (T, error) {
 	return decodeProtobuf[T](registered, msg, opts, false)
 }
 
-// DecodeProtobufModified is DecodeProtobuf for the object of a MODIFIED event: the table
+// DecodeProtobufModified is DecodeProtobuf for an object that just changed (a watch's
+// MODIFIED event, or an ADDED one after the list: what changes next): the table
 // of opts.Maps remembers it, and decodes the next state of the same object against it
 // (protoprior.go). Every decode through a table is decoded against what it remembers.
 func DecodeProtobufModified[T any](msg []byte, opts Options) (T, error) {

@@ -15,8 +15,8 @@ import (
 // Decoding against the object's last state. Most watch events are MODIFIED, and most of
 // a modified object is what it was: a pod's spec does not change after it is created,
 // and a kubelet's status update changes a condition or a container's state, not the
-// rest. A MapTable remembers, for each object it decoded from a MODIFIED event
-// (DecodeProtobufModified), that object and a digest of the bytes of each of its
+// rest. A MapTable remembers, for each object it decoded from a watch's MODIFIED event
+// or, after the list, its ADDED one (DecodeProtobufModified), that object and a digest of the bytes of each of its
 // top-level fields (the spec, the status). The next state of the same namespace and
 // name is then decoded against it:
 //
@@ -47,7 +47,7 @@ type recents struct {
 
 type objectName struct{ namespace, name string }
 
-// recent is one object decoded from a MODIFIED event, and the digests of its top-level
+// recent is one object decoded by DecodeProtobufModified, and the digests of its top-level
 // fields' bytes (those of number nums[i], or 0).
 type recent struct {
 	// table decoded obj: one of the same type, and the same options, is decoded against
@@ -87,7 +87,7 @@ func (r *recents) put(namespace, name string, rec recent) {
 	defer r.mu.Unlock()
 	r.m[objectName{namespace, name}] = rec
 	if len(r.m) >= 2*r.swept+1024 {
-		// The objects gone (deleted, or replaced without a MODIFIED event) are forgotten
+		// The objects gone (deleted, or replaced by a state not remembered) are forgotten
 		// here, each time the table has doubled: its size follows the live objects'.
 		for k, v := range r.m {
 			if v.obj.Value() == nil {
