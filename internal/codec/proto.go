@@ -82,6 +82,9 @@ type pfield struct {
 	same    psameFunc
 	sameAll psameAllFunc
 	copy    copyFunc
+	// allOver, when set, is all against the last state's value at prior (a map: the
+	// values that did not change are its strings).
+	allOver func(run []byte, num protowire.Number, n int, p, prior unsafe.Pointer) error
 	// sub is a struct-valued field's table, which decodes it over the cached one field
 	// by field; index is the field's place in its table's fields.
 	sub    *ptable
@@ -286,6 +289,7 @@ func (r *registry) pcodecFor(f *pfield, typ reflect.Type, intern bool) error {
 			return errNoProtobuf
 		}
 		f.wire, f.all, f.encode, f.sameAll = protowire.Bytes, pdecodeStringMap, pencodeStringMap, psameStringMap
+		f.allOver = pdecodeStringMapOver
 	default:
 		return errNoProtobuf
 	}
@@ -338,7 +342,7 @@ func (o *pobject) metaVariant(drop bool, share *MapTable) *ptable {
 			switch {
 			case slices.Contains(o.metadata.SharedMaps, f.name):
 				c := *f
-				c.all = share.pdecodeMap
+				c.all, c.allOver = share.pdecodeMap, share.pdecodeMapOver
 				m.setField(i, &c)
 			case slices.Contains(o.metadata.SharedLists, f.name):
 				c := *f

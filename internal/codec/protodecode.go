@@ -82,11 +82,20 @@ func (t *ptable) fieldsOf(msg []byte, p, prior unsafe.Pointer, top *topLevel, ot
 			done |= f.bit
 			run, count := adjacent(msg[start:], num)
 			i = start + len(run)
-			if prior != nil && f.sameAll != nil && f.sameAll(run, num, count, unsafe.Add(prior, f.offset)) {
-				f.copy(unsafe.Add(p, f.offset), unsafe.Add(prior, f.offset))
-				continue
+			decode := f.all
+			if prior != nil && f.sameAll != nil {
+				old := unsafe.Add(prior, f.offset)
+				if f.sameAll(run, num, count, old) {
+					f.copy(unsafe.Add(p, f.offset), old)
+					continue
+				}
+				if f.allOver != nil {
+					decode = func(run []byte, num protowire.Number, n int, p unsafe.Pointer) error {
+						return f.allOver(run, num, n, p, old)
+					}
+				}
 			}
-			if err := f.all(run, num, count, unsafe.Add(p, f.offset)); err != nil {
+			if err := decode(run, num, count, unsafe.Add(p, f.offset)); err != nil {
 				return fmt.Errorf("%v: decoding %q: %w", t.typ, f.name, err)
 			}
 		case f.all != nil && all&f.bit == 0:
@@ -280,6 +289,28 @@ func pdecodeStringMap(msg []byte, num protowire.Number, n int, p unsafe.Pointer)
 	return nil
 }
 
+// pdecodeStringMapOver is pdecodeStringMap against the map at prior, the last state's: a
+// value it holds under the same key is its string, and a value that changed gets a
+// string of its own, not interned (a value that changes from state to state, a time, a
+// count, would only push others out of the intern table).
+func pdecodeStringMapOver(msg []byte, num protowire.Number, n int, p, prior unsafe.Pointer) error {
+	old := *(*map[string]string)(prior)
+	m := make(map[string]string, n)
+	if _, err := occurrences(msg, num, protowire.Bytes, func(_ int, v []byte) error {
+		k, val, err := mapEntry(v)
+		if was, ok := old[string(k)]; ok && was == string(val) {
+			m[internString(k)] = was
+		} else {
+			m[internString(k)] = string(val)
+		}
+		return err
+	}); err != nil {
+		return err
+	}
+	*(*map[string]string)(p) = m
+	return nil
+}
+
 // protoMap is a map the table holds: the hash of the entries it was decoded from.
 type protoMap struct {
 	h uint64
@@ -293,8 +324,20 @@ type protoMap struct {
 // kept, so a map that changes with every event (an annotation with a time in it) costs
 // the table no copy of them.
 func (t *MapTable) pdecodeMap(run []byte, num protowire.Number, n int, p unsafe.Pointer) error {
-	if len(run) > sharedMapMax {
+	return t.pdecodeMapOver(run, num, n, p, nil)
+}
+
+// pdecodeMapOver is pdecodeMap, building a map the table does not hold against the map
+// at prior (pdecodeStringMapOver) when prior is not nil.
+func (t *MapTable) pdecodeMapOver(run []byte, num protowire.Number, n int, p, prior unsafe.Pointer) error {
+	build := func() error {
+		if prior != nil {
+			return pdecodeStringMapOver(run, num, n, p, prior)
+		}
 		return pdecodeStringMap(run, num, n, p)
+	}
+	if len(run) > sharedMapMax {
+		return build()
 	}
 	h := maphash.Bytes(t.seed, run)
 	slot := &t.pmaps[h&(mapSlots-1)]
@@ -302,7 +345,7 @@ func (t *MapTable) pdecodeMap(run []byte, num protowire.Number, n int, p unsafe.
 		*(*map[string]string)(p) = e.m
 		return nil
 	}
-	if err := pdecodeStringMap(run, num, n, p); err != nil {
+	if err := build(); err != nil {
 		return err
 	}
 	slot.Store(&protoMap{h: h, m: *(*map[string]string)(p)})

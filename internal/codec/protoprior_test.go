@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -345,4 +346,25 @@ func decodeWide(msg []byte, opts Options, remember bool) (any, error) {
 
 func decodePod(msg []byte, opts Options, remember bool) (any, error) {
 	return decodeProtobuf[*pbPod](pbRegistry, msg, opts, remember)
+}
+
+// A map that changed is a new map, whose unchanged values are the last state's strings.
+func TestProtobufChangedMapKeepsUnchangedValues(t *testing.T) {
+	pod := func(stamp string) []byte {
+		return pbmsg.Cat(pbmsg.Msg(1, pbmsg.Str(1, "p"), pbmsg.Str(3, "ns"),
+			pbmsg.Entry(12, "note", strings.Repeat("n", 100)), pbmsg.Entry(12, "sent", stamp)))
+	}
+	tab := NewMapTable()
+	prior, err := decodeModified(pod("1"), Options{DropManagedFields: true, Maps: tab})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := decodeBothWays(t, pod("2"), tab)
+	was, now := prior.Metadata.Annotations, got.Metadata.Annotations
+	if reflect.ValueOf(was).UnsafePointer() == reflect.ValueOf(now).UnsafePointer() || now["sent"] != "2" {
+		t.Fatalf("a changed map: %v, the last state's %v", now, was)
+	}
+	if unsafe.StringData(was["note"]) != unsafe.StringData(now["note"]) {
+		t.Errorf("the unchanged value is a string of its own")
+	}
 }
