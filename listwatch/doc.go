@@ -18,7 +18,7 @@
 // With more than one core (GOMAXPROCS > 1), a watch is read on two goroutines: one of
 // its own reads the connection, splits it into frames and validates each, most often in
 // one pass, and hands them over in batches (every complete frame already buffered, up to
-// 64 frames or 256 KB), at most two batches ahead, so a caller that falls behind still
+// 64 frames or 32 KB), at most two batches ahead, so a caller that falls behind still
 // holds back the connection; Next decodes them on the caller's goroutine, in order, each object where
 // it lies in its frame. Buffered says whether Next has an event ready without waiting
 // for the connection. A list page's items are read the same way while the ones before

@@ -19,14 +19,6 @@ const DefaultMaxFrameSize = 16 << 20
 // readSize is what the frame reader asks of its source at a time, and its first buffer.
 const readSize = 32 << 10
 
-// busyReadSize is what it asks at most: a read that brought half of readSize or more,
-// and half the room it was given or more, says the stream is busy (an HTTP chunk or
-// the socket cut it short, not a lack of data), and the buffer doubles, up to this. A
-// busy watch then reads a hundred events a system call (the calls, not the bytes, were
-// a tenth of the CPU of a steady watch of pods); a stream whose reads bring less keeps
-// its first buffer.
-const busyReadSize = 256 << 10
-
 // FrameError reports a watch stream that cannot be decoded. The stream ends with it.
 type FrameError struct {
 	Offset int64  // byte offset of the frame in the stream
@@ -191,8 +183,6 @@ type readBuffer struct {
 	start, end int // unconsumed data is buf[start:end]
 	offset     int64
 	err        error // sticky read error
-	// filled says the last read was a busy stream's (see busyReadSize).
-	filled bool
 }
 
 // fill reads more data, compacting and growing the buffer as needed to hold need bytes
@@ -207,10 +197,11 @@ func (f *readBuffer) fill(need int) error {
 		f.end -= f.start
 		f.start = 0
 	}
-	limit := f.max + readSize
-	must := f.end == len(f.buf) || need > len(f.buf)
-	if busy := f.filled && len(f.buf) < min(busyReadSize, limit); must || busy {
-		n := min(max(need, 2*len(f.buf)), limit)
+	if f.end == len(f.buf) || need > len(f.buf) {
+		n := max(need, 2*len(f.buf))
+		if limit := f.max + readSize; n > limit {
+			n = limit
+		}
 		if n <= f.end {
 			return &FrameError{Offset: f.offset, Reason: tooLargeReason(f.max), Err: ErrFrameTooLarge}
 		}
@@ -219,7 +210,6 @@ func (f *readBuffer) fill(need int) error {
 		f.buf = grown
 	}
 	n, err := f.r.Read(f.buf[f.end:])
-	f.filled = 2*n >= readSize && 2*n >= len(f.buf)-f.end
 	f.end += n
 	if err != nil {
 		f.err = err

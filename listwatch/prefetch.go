@@ -25,10 +25,7 @@ import (
 // the batch goes as soon as the buffer holds no other complete frame.
 const (
 	maxBatchFrames = 64
-	// maxBatchBytes is a busy stream's read: a batch starts at readSize's room (an idle
-	// stream's), and a busy one's grows (sixty-four 2 KB pods hand off once, not five
-	// times: the hand-offs were a tenth of a steady watch's CPU).
-	maxBatchBytes = busyReadSize
+	maxBatchBytes  = readSize
 	// batchesInFlight bounds what the prefetcher reads ahead of the consumer, so a slow
 	// consumer still holds back the connection (and the server) as it did on one goroutine.
 	batchesInFlight = 2
@@ -206,21 +203,19 @@ func (p *prefetcher) close() error {
 // fixed free list kept 384 KB per Client for good, about 40 bytes a pod in a 10k-pod
 // cache's figure; a batch grown for a large object (a 1 MB secret's) was kept until its
 // stream ended, and now until the collector runs, which a stream of large objects gives
-// it time to be reused before. A busy stream's batches grow to maxBatchBytes and its
-// read buffer to busyReadSize: about a megabyte while it is busy, 48 KB a batch and 32 KB
-// of buffer for a stream that is not.
+// it time to be reused before.
 type batchPool struct{ free sync.Pool }
 
 func newBatchPool() *batchPool { return &batchPool{} }
 
-// get returns an empty batch, room for readSize and a frame more than most frames.
+// get returns an empty batch, room for maxBatchBytes and a frame more than most frames.
 func (p *batchPool) get() *frameBatch {
 	if p != nil {
 		if b, ok := p.free.Get().(*frameBatch); ok {
 			return b
 		}
 	}
-	return &frameBatch{buf: make([]byte, 0, readSize+16<<10), spans: make([]frameSpan, 0, maxBatchFrames)}
+	return &frameBatch{buf: make([]byte, 0, maxBatchBytes+16<<10), spans: make([]frameSpan, 0, maxBatchFrames)}
 }
 
 // put keeps b for reuse.
