@@ -187,11 +187,7 @@ func (b *builder) build(parts *parts) []byte {
 	default:
 		buf = withLength(make([]byte, 0, n), out, b.proto) // the one copy kept
 	}
-	if cap(b.buf) <= 64<<10 {
-		*b.sp = b.buf[:0]
-		scratch.Put(b.sp)
-	}
-	b.sp = nil
+	b.discard()
 	return buf
 }
 
@@ -205,7 +201,7 @@ func (b *builder) holds(m Members) bool {
 	return proto && b.proto && bytes.Equal(run, b.buf)
 }
 
-// discard gives the scratch buffer back, building nothing.
+// discard gives the scratch buffer back (build does, once it has built).
 func (b *builder) discard() {
 	if b.sp != nil && cap(b.buf) <= 64<<10 {
 		*b.sp = b.buf[:0]

@@ -55,7 +55,8 @@ type ptable struct {
 	parts  *parts
 	object *pobject
 	// meta, set on an object's tables (and their variants), says where its metadata and
-	// the metadata's name and namespace are: decodeObject finds the cached object by them.
+	// the metadata's name and namespace are: decodeObject finds the object's last state
+	// by them.
 	meta *pmeta
 	// err says why the struct cannot be decoded from protobuf; nil when it can.
 	err error
@@ -78,15 +79,17 @@ type pfield struct {
 	encode pencodeFunc
 	// same reports, without allocating, whether one occurrence decodes to exactly the
 	// value at p (sameAll: a run of a repeated field), and copy copies a value over
-	// another: a field the cached object already holds is taken from it (protoprior.go).
+	// another: a field the object's last state holds alike is taken from it
+	// (protoprior.go).
 	same    psameFunc
 	sameAll psameAllFunc
 	copy    copyFunc
 	// allOver, when set, is all against the last state's value at prior (a map: the
 	// values that did not change are its strings).
 	allOver func(run []byte, num protowire.Number, n int, p, prior unsafe.Pointer) error
-	// sub is a struct-valued field's table, which decodes it over the cached one field
-	// by field; index is the field's place in its table's fields.
+	// sub is a struct-valued field's table, which decodes it over the last state's field
+	// by field; index is the field's place in its table's fields; shares says the field
+	// is compared before it is decoded.
 	sub    *ptable
 	index  int
 	shares bool
@@ -213,7 +216,7 @@ func (r *registry) addPFields(t *ptable, typ reflect.Type, base uintptr, bit *ui
 		}
 		pf.copy = typedCopy(f.Type)
 		// A varint is as cheap to decode as to compare; anything else that decodes to a
-		// string, a pointer or a struct is worth taking from the cached object.
+		// string, a pointer or a struct is worth taking from the last state.
 		pf.shares = pf.same != nil && (pf.wire == protowire.Bytes || f.Type.Kind() == reflect.Pointer)
 		if pf.all != nil {
 			if *bit == 64 {
