@@ -219,3 +219,68 @@ func BenchmarkDecodeWatchEvent(b *testing.B) {
 }
 
 const benchPod = `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"web-1","namespace":"ns","uid":"6d1c5f2e","resourceVersion":"42","creationTimestamp":"2026-11-01T10:00:00Z","labels":{"app":"web","tier":"frontend"},"ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web-5d9c7b8f6","uid":"1f0e","controller":true}]},"spec":{"containers":[{"name":"web","image":"nginx:1.27","resources":{"limits":{"cpu":"500m"}}}],"nodeName":"node-1"},"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True","lastProbeTime":null,"lastTransitionTime":"2026-11-01T10:00:05Z"}],"podIP":"10.1.0.1"}}`
+
+// pacedReader returns at most limit() bytes a read, of a stream of counting bytes.
+type pacedReader struct {
+	limit func() int
+	next  byte
+}
+
+func (r *pacedReader) Read(p []byte) (int, error) {
+	n := min(len(p), r.limit())
+	for i := range p[:n] {
+		p[i] = r.next
+		r.next++
+	}
+	return n, nil
+}
+
+// TestWatchBufferFollowsItsStream: a watch's buffer grows while its reads come back full
+// and shrinks after a run of short ones; a list's stays at its first size. No byte is
+// lost or reordered on the way.
+func TestWatchBufferFollowsItsStream(t *testing.T) {
+	for _, watch := range []bool{true, false} {
+		t.Run(fmt.Sprintf("watch=%v", watch), func(t *testing.T) {
+			limit := 1 << 30
+			src := &pacedReader{limit: func() int { return limit }}
+			rb := &readBuffer{r: src, max: DefaultMaxFrameSize, buf: make([]byte, readSize)}
+			if watch {
+				rb.watchReads()
+			}
+			var want byte
+			consume := func() { // as a frame reader does: everything buffered is taken
+				for _, b := range rb.buf[rb.start:rb.end] {
+					if b != want {
+						t.Fatalf("byte %d is %d, want %d", rb.offset, b, want)
+					}
+					want++
+					rb.offset++
+				}
+				rb.start = rb.end
+			}
+			for range 8 {
+				if err := rb.fill(0); err != nil {
+					t.Fatal(err)
+				}
+				consume()
+			}
+			busy := readSize
+			if watch {
+				busy = busyReadSize
+			}
+			if got := len(rb.buf); got != busy {
+				t.Fatalf("after full reads the buffer is %d bytes, want %d", got, busy)
+			}
+			limit = 100
+			for range idleReads + 1 {
+				if err := rb.fill(0); err != nil {
+					t.Fatal(err)
+				}
+				consume()
+			}
+			if got := len(rb.buf); got != readSize {
+				t.Fatalf("after short reads the buffer is %d bytes, want %d", got, readSize)
+			}
+		})
+	}
+}

@@ -534,7 +534,11 @@ func (c *Client) openStream(ctx context.Context, path string, opts WatchOptions,
 		return nil, err
 	}
 	if isProtobuf(resp.Header.Get("Content-Type")) {
-		return &protoWatchSource{body: resp.Body, in: newProtoReader(resp.Body, opts.MaxFrameSize), cancel: cancel}, nil
+		in := newProtoReader(resp.Body, opts.MaxFrameSize)
+		in.watchReads()
+		return &protoWatchSource{body: resp.Body, in: in, cancel: cancel}, nil
 	}
-	return &bodySource{body: resp.Body, frames: newFrameReader(resp.Body, opts.MaxFrameSize), cancel: cancel}, nil
+	frames := newFrameReader(resp.Body, opts.MaxFrameSize)
+	frames.watchReads()
+	return &bodySource{body: resp.Body, frames: frames, cancel: cancel}, nil
 }

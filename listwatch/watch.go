@@ -386,7 +386,9 @@ func newWatchFromReader[T any](ctx context.Context, r io.ReadCloser, opts WatchO
 	ctx, cancel := context.WithCancel(ctx)
 	body := &closeOnce{ReadCloser: r}
 	context.AfterFunc(ctx, func() { _ = body.Close() }) // Close cancels ctx too: r closes once
-	src := &bodySource{body: body, frames: newFrameReader(body, opts.MaxFrameSize), cancel: cancel}
+	frames := newFrameReader(body, opts.MaxFrameSize)
+	frames.watchReads()
+	src := &bodySource{body: body, frames: frames, cancel: cancel}
 	return newWatchReading[T](ctx, src, opts, ra)
 }
 

@@ -84,8 +84,9 @@ type pfield struct {
 	same    psameFunc
 	sameAll psameAllFunc
 	copy    copyFunc
-	// allOver, when set, is all against the last state's value at prior (a map: the
-	// values that did not change are its strings).
+	// allOver, when set, is all against the last state's value at prior: that value when
+	// the run reads the same (sameAll is not asked then), else a map whose values that did
+	// not change are its strings.
 	allOver func(run []byte, num protowire.Number, n int, p, prior unsafe.Pointer) error
 	// sub is a struct-valued field's table, which decodes it over the last state's field
 	// by field; index is the field's place in its table's fields; shares says the field

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"reflect"
 	"unsafe"
 
@@ -83,16 +82,16 @@ func (t *ptable) fieldsOf(msg []byte, p, prior unsafe.Pointer, top *topLevel, ot
 			run, count := adjacent(msg[start:], num)
 			i = start + len(run)
 			decode := f.all
-			if prior != nil && f.sameAll != nil {
+			if prior != nil {
 				old := unsafe.Add(prior, f.offset)
-				if f.sameAll(run, num, count, old) {
-					f.copy(unsafe.Add(p, f.offset), old)
-					continue
-				}
-				if f.allOver != nil {
+				switch {
+				case f.allOver != nil: // says itself whether the run is the last state's
 					decode = func(run []byte, num protowire.Number, n int, p unsafe.Pointer) error {
 						return f.allOver(run, num, n, p, old)
 					}
+				case f.sameAll != nil && f.sameAll(run, num, count, old):
+					f.copy(unsafe.Add(p, f.offset), old)
+					continue
 				}
 			}
 			if err := decode(run, num, count, unsafe.Add(p, f.offset)); err != nil {
@@ -289,12 +288,22 @@ func pdecodeStringMap(msg []byte, num protowire.Number, n int, p unsafe.Pointer)
 	return nil
 }
 
-// pdecodeStringMapOver is pdecodeStringMap against the map at prior, the last state's: a
-// value it holds under the same key is its string, and a value that changed gets a
+// pdecodeStringMapOver is pdecodeStringMap against the map at prior, the last state's:
+// that map itself when the run holds exactly its entries; else a new map, in which a
+// value prior holds under the same key is its string and a value that changed gets a
 // string of its own, not interned (a value that changes from state to state, a time, a
 // count, would only push others out of the intern table).
 func pdecodeStringMapOver(msg []byte, num protowire.Number, n int, p, prior unsafe.Pointer) error {
 	old := *(*map[string]string)(prior)
+	if old != nil && holdsEntries(old, msg, num) {
+		*(*map[string]string)(p) = old
+		return nil
+	}
+	return buildStringMapOver(msg, num, n, p, old)
+}
+
+// buildStringMapOver builds the map of a run that is not old's entries.
+func buildStringMapOver(msg []byte, num protowire.Number, n int, p unsafe.Pointer, old map[string]string) error {
 	m := make(map[string]string, n)
 	if _, err := occurrences(msg, num, protowire.Bytes, func(_ int, v []byte) error {
 		k, val, err := mapEntry(v)
@@ -311,44 +320,51 @@ func pdecodeStringMapOver(msg []byte, num protowire.Number, n int, p, prior unsa
 	return nil
 }
 
-// protoMap is a map the table holds: the hash of the entries it was decoded from.
+// protoMap is a map the table holds: the digest of the entries it was decoded from.
 type protoMap struct {
-	h uint64
+	d digest
 	m map[string]string
 }
 
 // pdecodeMap is pdecodeStringMap through the table: the map of the same entries as a map
-// the table holds is that map. It is found by the hash of the entries' bytes (the
-// apiserver writes a map's entries sorted by key, so equal maps are equal bytes) and
-// checked entry by entry, which reads them but allocates nothing; the entries are not
-// kept, so a map that changes with every event (an annotation with a time in it) costs
-// the table no copy of them.
+// the table holds is that map. It is found by a 128-bit digest of the entries' bytes
+// under the table's own seeds (the apiserver writes a map's entries sorted by key, so
+// equal maps are equal bytes), as the top-level fields of an object's last state are
+// (protoprior.go): a map found is neither read nor checked entry by entry. The entries
+// are not kept, so a map that changes with every event (an annotation with a time in
+// it) costs the table no copy of them.
 func (t *MapTable) pdecodeMap(run []byte, num protowire.Number, n int, p unsafe.Pointer) error {
 	return t.pdecodeMapOver(run, num, n, p, nil)
 }
 
-// pdecodeMapOver is pdecodeMap, building a map the table does not hold against the map
-// at prior (pdecodeStringMapOver) when prior is not nil.
+// pdecodeMapOver is pdecodeMap against the map at prior, the object's last state's, when
+// prior is not nil: a map the table does not hold is that one if the run holds exactly
+// its entries, else built against it (pdecodeStringMapOver). A map that changed from the
+// last state is not offered to other objects: what changes from one state to the next
+// (a time, a count) would push shared maps out of their slots.
 func (t *MapTable) pdecodeMapOver(run []byte, num protowire.Number, n int, p, prior unsafe.Pointer) error {
-	build := func() error {
+	if len(run) > sharedMapMax {
 		if prior != nil {
 			return pdecodeStringMapOver(run, num, n, p, prior)
 		}
 		return pdecodeStringMap(run, num, n, p)
 	}
-	if len(run) > sharedMapMax {
-		return build()
-	}
-	h := maphash.Bytes(t.seed, run)
-	slot := &t.pmaps[h&(mapSlots-1)]
-	if e := slot.Load(); e != nil && e.h == h && holdsEntries(e.m, run, num) {
+	d := t.recents.digest(run)
+	slot := &t.pmaps[d[0]&(mapSlots-1)]
+	if e := slot.Load(); e != nil && e.d == d {
 		*(*map[string]string)(p) = e.m
 		return nil
 	}
-	if err := build(); err != nil {
-		return err
+	if prior == nil {
+		if err := pdecodeStringMap(run, num, n, p); err != nil {
+			return err
+		}
+	} else if old := *(*map[string]string)(prior); old != nil && holdsEntries(old, run, num) {
+		*(*map[string]string)(p) = old // unchanged: offered again, its slot lost to another
+	} else {
+		return buildStringMapOver(run, num, n, p, old)
 	}
-	slot.Store(&protoMap{h: h, m: *(*map[string]string)(p)})
+	slot.Store(&protoMap{d: d, m: *(*map[string]string)(p)})
 	return nil
 }
 

@@ -37,15 +37,15 @@ import (
 // write in the states that follow, until the mutation detector reports it and empties
 // the table.
 
-// recents are the objects a table remembers, by namespace and name.
+// recents are the objects a table remembers, by a hash of their namespace and name (a
+// map of two strings hashes and compares both at every lookup; the object found says
+// whether it is the one sought).
 type recents struct {
 	seeds [2]maphash.Seed
 	mu    sync.Mutex
-	m     map[objectName]recent
+	m     map[uint64]recent
 	swept int // len(m) after the last sweep of forgotten objects
 }
-
-type objectName struct{ namespace, name string }
 
 // recent is one object decoded by DecodeProtobufModified, and the digests of its top-level
 // fields' bytes (those of number nums[i], or 0).
@@ -65,16 +65,23 @@ type digest [2]uint64
 const recentFields = 3
 
 func newRecents() *recents {
-	return &recents{seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, m: map[objectName]recent{}}
+	return &recents{seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, m: map[uint64]recent{}}
 }
 
 func (r *recents) digest(b []byte) digest {
 	return digest{maphash.Bytes(r.seeds[0], b), maphash.Bytes(r.seeds[1], b)}
 }
 
+func (r *recents) key(namespace, name string) uint64 {
+	return maphash.String(r.seeds[0], name) ^ maphash.String(r.seeds[1], namespace)
+}
+
+// get returns what is remembered under namespace and name: an object of that name, or
+// of another whose key is the same, which the caller tells apart.
 func (r *recents) get(namespace, name string) (recent, unsafe.Pointer) {
+	k := r.key(namespace, name)
 	r.mu.Lock()
-	rec, ok := r.m[objectName{namespace, name}]
+	rec, ok := r.m[k]
 	r.mu.Unlock()
 	if !ok {
 		return recent{}, nil
@@ -85,7 +92,7 @@ func (r *recents) get(namespace, name string) (recent, unsafe.Pointer) {
 func (r *recents) put(namespace, name string, rec recent) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.m[objectName{namespace, name}] = rec
+	r.m[r.key(namespace, name)] = rec
 	if len(r.m) >= 2*r.swept+1024 {
 		// The objects gone (deleted, or replaced by a state not remembered) are forgotten
 		// here, each time the table has doubled: its size follows the live objects'.
@@ -159,7 +166,7 @@ func (t *ptable) decodeObject(msg []byte, p unsafe.Pointer, maps *MapTable, reme
 	}
 	tl := topLevel{r: maps.recents, meta: t.meta.num, remember: remember}
 	if namespace, name := t.meta.nameIn(meta); name != "" {
-		if old, prior := tl.r.get(namespace, name); old.table == t {
+		if old, prior := tl.r.get(namespace, name); old.table == t && prior != nil && t.meta.names(prior, namespace, name) {
 			tl.old, tl.prior = old, prior
 		}
 	}
@@ -178,6 +185,11 @@ func (t *ptable) decodeObject(msg []byte, p unsafe.Pointer, maps *MapTable, reme
 		tl.r.put(namespace, name, tl.now)
 	}
 	return nil
+}
+
+// names reports whether the object at p has that namespace and name.
+func (m *pmeta) names(p unsafe.Pointer, namespace, name string) bool {
+	return *(*string)(unsafe.Add(p, m.name)) == name && *(*string)(unsafe.Add(p, m.namespace)) == namespace
 }
 
 // nameIn returns the namespace and name that meta, an object's metadata message, holds
