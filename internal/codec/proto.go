@@ -70,6 +70,11 @@ type pfield struct {
 	wire   protowire.Type
 	// bit marks a repeated field as decoded, in the message being decoded.
 	bit uint64
+	// message says the field's value is a message (a struct, or a pointer to one):
+	// given twice, its occurrences merge (fieldsOf), which mbit, its bit among its
+	// table's message fields, marks (0 past the 64th: not merged).
+	message bool
+	mbit    uint64
 	// decode decodes one occurrence: v is a Bytes field's content, or a varint's bytes.
 	decode pdecodeFunc
 	// all, set for a repeated field, decodes a run of its occurrences at once: the
@@ -130,7 +135,8 @@ type MessageType struct {
 }
 
 // Message describes T, read from and written to a protobuf message by decode (which
-// sets all of *v: a message given twice is the second) and encode (which appends the
+// sets all of *v; a message given twice is handed its occurrences back to back, which
+// protobuf reads as their merge) and encode (which appends the
 // message's fields, without tag or length, to dst); same
 // reports whether a message decodes to exactly v (the same value in the same
 // representation), and must not allocate: it is asked for every such field of an
@@ -168,8 +174,13 @@ func (r *registry) buildPtable(typ reflect.Type) *ptable {
 		r.pheadFor(t)
 	}
 	slices.SortFunc(t.fields, func(a, b *pfield) int { return int(a.num - b.num) })
+	mbits := 0
 	for i, f := range t.fields {
 		f.index = i
+		if f.message && mbits < 64 {
+			f.mbit = 1 << mbits
+			mbits++
+		}
 		for int(f.num) >= len(t.byNum) {
 			t.byNum = append(t.byNum, nil)
 		}
@@ -216,6 +227,11 @@ func (r *registry) addPFields(t *ptable, typ reflect.Type, base uintptr, bit *ui
 			continue
 		}
 		pf.copy = typedCopy(f.Type)
+		elem := f.Type
+		if elem.Kind() == reflect.Pointer {
+			elem = elem.Elem()
+		}
+		pf.message = pf.wire == protowire.Bytes && pf.all == nil && elem.Kind() == reflect.Struct
 		// A varint is as cheap to decode as to compare; anything else that decodes to a
 		// string, a pointer or a struct is worth taking from the last state.
 		pf.shares = pf.same != nil && (pf.wire == protowire.Bytes || f.Type.Kind() == reflect.Pointer)

@@ -61,8 +61,10 @@ func (t *ptable) setUnknown(p, prior unsafe.Pointer, unknown *builder) {
 // top level, is asked first (see topLevel).
 func (t *ptable) fieldsOf(msg []byte, p, prior unsafe.Pointer, top *topLevel, other func(field []byte)) error {
 	// done: the repeated fields whose first run was decoded; all: those decoded from all
-	// their occurrences, gathered when one came after others (protobuf allows it).
-	var done, all uint64
+	// their occurrences, gathered when one came after others (protobuf allows it). met
+	// and merged are the same for the message fields: met once, merged (all their
+	// occurrences decoded as one) when met again.
+	var done, all, met, merged uint64
 	for i := 0; i < len(msg); {
 		num, wire, v, n := protowire.Next(msg[i:])
 		if n < 0 {
@@ -71,6 +73,11 @@ func (t *ptable) fieldsOf(msg []byte, p, prior unsafe.Pointer, top *topLevel, ot
 		start, end := i, i+n
 		i = end
 		f := t.field(num)
+		var again bool // a message field met before
+		if f != nil && f.mbit != 0 && wire == f.wire {
+			again = met&f.mbit != 0
+			met |= f.mbit
+		}
 		switch {
 		case num == t.skip:
 		case f == nil:
@@ -106,6 +113,19 @@ func (t *ptable) fieldsOf(msg []byte, p, prior unsafe.Pointer, top *topLevel, ot
 				return fmt.Errorf("%v: decoding %q: %w", t.typ, f.name, err)
 			}
 		case f.all != nil: // in what gather found
+		case again && merged&f.mbit != 0: // in what decodeMerged read
+		case again:
+			// A message given again merges into what it gave before: protobuf reads
+			// several occurrences as their bytes back to back, so they are decoded so,
+			// once, from the zero value (each part of it merged as protobuf merges it: a
+			// repeated field's or a map's elements added, a field given twice the last).
+			merged |= f.mbit
+			if top != nil {
+				top.dup = true
+			}
+			if err := f.decodeMerged(msg, unsafe.Add(p, f.offset)); err != nil {
+				return fmt.Errorf("%v: decoding %q: %w", t.typ, f.name, err)
+			}
 		case top != nil && f.shares && f.wire == protowire.Bytes && top.take(f, v, p):
 		default:
 			if err := f.decodeOver(v, unsafe.Add(p, f.offset), prior); err != nil {
@@ -114,6 +134,24 @@ func (t *ptable) fieldsOf(msg []byte, p, prior unsafe.Pointer, top *topLevel, ot
 		}
 	}
 	return nil
+}
+
+// decodeMerged decodes every occurrence of the message field f in msg, their values
+// back to back, into the zeroed value at p.
+func (f *pfield) decodeMerged(msg []byte, p unsafe.Pointer) error {
+	var joined []byte
+	for len(msg) > 0 {
+		num, _, v, n := protowire.Next(msg)
+		if n < 0 {
+			break // the caller's pass reports it
+		}
+		if num == f.num {
+			joined = append(joined, v...)
+		}
+		msg = msg[n:]
+	}
+	reflect.NewAt(f.typ, p).Elem().SetZero()
+	return f.decode(joined, p)
 }
 
 // field is the Go field of number num, or nil.

@@ -224,8 +224,9 @@ func (f *pfield) decodeOver(v []byte, p, prior unsafe.Pointer) error {
 		case f.sub != nil && f.sub.head == nil:
 			return f.sub.decodeOver(v, p, old)
 		case f.sub != nil && !isZero(p, f.typ.Size()):
-			// A headed struct given twice merges into what the first gave; same says
-			// what a decode from zero makes.
+			// A headed struct given twice in a struct of more than 64 message fields, which
+			// fieldsOf does not merge, decodes into what the first gave; same says what
+			// a decode from zero makes.
 			return f.decode(v, p)
 		}
 		if f.same(v, old) {

@@ -137,14 +137,13 @@ func TestProtobufDecodeAgainstLastState(t *testing.T) {
 		{"the state's empty message left out", withField(t, pod, 2, 7, pbmsg.Msg(7, pbmsg.Str(1, "Waiting"))), all},
 		{"the state's reason changed", withField(t, pod, 2, 7, pbmsg.Msg(7, pbmsg.Str(1, "Pulling"), pbmsg.Str(2, ""))), append([]string{"spec.priority"}, status...)},
 		{"a field the state lacked", withField(t, pod, 2, 7, pbmsg.Msg(7, pbmsg.Str(1, "Waiting"), pbmsg.Str(2, ""), pbmsg.Str(3, "x"))), append([]string{"spec.priority"}, status...)},
-		// A pointer's message given twice is the last one, the remembered one here.
-		{"the state given twice", withField(t, pod, 2, 7, pbmsg.Msg(7, pbmsg.Str(1, "Gone")), pbmsg.Msg(7, pbmsg.Str(1, "Waiting"), pbmsg.Str(2, ""))), all},
+		// A message given twice is its occurrences merged, decoded from zero: the state
+		// here, whose merge reads as the remembered one, is not taken from it, nor is the
+		// spec, given twice, in whole or in part.
+		{"the state given twice", withField(t, pod, 2, 7, pbmsg.Msg(7, pbmsg.Str(1, "Gone")), pbmsg.Msg(7, pbmsg.Str(1, "Waiting"), pbmsg.Str(2, ""))), append([]string{"spec.priority"}, status...)},
 		{"the priority changed", withField(t, pod, 2, 5, pbmsg.Var(5, 8)), append([]string{"spec.state"}, status...)},
-		// The spec given twice is merged: the first is taken whole, the second decoded
-		// over it.
-		{"the spec given twice", withField(t, pod, 0, 2, pbmsg.Msg(2, canonicalSpec()), pbmsg.Msg(2, pbmsg.Str(10, "node-4"))), all},
-		// Given twice, the spec is not taken whole, but each of its parts compared.
-		{"the spec given twice, first a new one", withField(t, pod, 0, 2, pbmsg.Msg(2, pbmsg.Var(5, 8)), pbmsg.Msg(2, canonicalSpec())), all},
+		{"the spec given twice", withField(t, pod, 0, 2, pbmsg.Msg(2, canonicalSpec()), pbmsg.Msg(2, pbmsg.Str(10, "node-4"))), status},
+		{"the spec given twice, first a new one", withField(t, pod, 0, 2, pbmsg.Msg(2, pbmsg.Var(5, 8)), pbmsg.Msg(2, canonicalSpec())), status},
 		{"a condition of the wrong wire type", withField(t, pod, 3, 2, pbmsg.Var(2, 1)), nil},
 	}
 	for _, tt := range tests {
