@@ -77,14 +77,36 @@ func ParseTypeMeta(msg []byte) (apiVersion, kind string, err error) {
 func parseTypeMeta(msg []byte, e *Envelope) error {
 	const what = "protobuf envelope typeMeta"
 	return walk(what, msg, func(f field) (err error) {
+		var b []byte
 		switch f.num {
 		case typeMetaAPIVersion:
-			e.APIVersion, err = f.str(what, "apiVersion")
+			b, err = f.bytes(what, "apiVersion")
+			e.APIVersion = typeMetaString(b)
 		case typeMetaKind:
-			e.Kind, err = f.str(what, "kind")
+			b, err = f.bytes(what, "kind")
+			e.Kind = typeMetaString(b)
 		}
 		return err
 	})
+}
+
+// typeMetaString returns an apiVersion or a kind: one of the built-in groups' and kinds'
+// that every watch event of them carries, shared, rather than a string of its own per
+// event; any other, a copy.
+func typeMetaString(b []byte) string {
+	return shared(b, "v1", "apps/v1", "coordination.k8s.io/v1", "events.k8s.io/v1", "meta.k8s.io/v1",
+		"Pod", "ReplicaSet", "Deployment", "Lease", "Node", "Event", "Secret", "ConfigMap", "Namespace",
+		"Status", "PartialObjectMetadata")
+}
+
+// shared returns the string of known that b spells, or a copy of b.
+func shared(b []byte, known ...string) string {
+	for _, k := range known {
+		if string(b) == k {
+			return k
+		}
+	}
+	return string(b)
 }
 
 // AppendEnvelope appends the magic and e as a runtime.Unknown, byte for byte as the

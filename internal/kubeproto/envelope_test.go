@@ -136,3 +136,23 @@ func TestParseEnvelopeMalformed(t *testing.T) {
 		})
 	}
 }
+
+// TestParseEnvelopeTypeStrings: a built-in apiVersion and kind cost no allocation (every
+// watch event carries them); any other is read too, as a copy of the body's bytes.
+func TestParseEnvelopeTypeStrings(t *testing.T) {
+	for _, tm := range [][2]string{{"v1", "Pod"}, {"apps/v1", "ReplicaSet"}, {"example.com/v1", "Widget"}} {
+		body := AppendEnvelope(nil, Envelope{APIVersion: tm[0], Kind: tm[1], Raw: []byte{}})
+		e, err := ParseEnvelope(body)
+		if err != nil || e.APIVersion != tm[0] || e.Kind != tm[1] {
+			t.Fatalf("ParseEnvelope of %v = %+v, %v", tm, e, err)
+		}
+		clear(body)
+		if e.APIVersion != tm[0] || e.Kind != tm[1] {
+			t.Errorf("%v: the strings changed with the body's bytes: %q %q", tm, e.APIVersion, e.Kind)
+		}
+	}
+	body := AppendEnvelope(nil, Envelope{APIVersion: "v1", Kind: "Pod", Raw: []byte{}})
+	if n := testing.AllocsPerRun(100, func() { _, _ = ParseEnvelope(body) }); n != 0 {
+		t.Errorf("ParseEnvelope of a v1 Pod allocates %v times, want 0", n)
+	}
+}

@@ -46,19 +46,7 @@ func ParseWatchEvent(msg []byte) (WatchEvent, error) {
 // eventType returns an event's type: one of the protocol's, shared, rather than a string
 // of its own per event.
 func eventType(b []byte) string {
-	switch string(b) {
-	case "ADDED":
-		return "ADDED"
-	case "MODIFIED":
-		return "MODIFIED"
-	case "DELETED":
-		return "DELETED"
-	case "BOOKMARK":
-		return "BOOKMARK"
-	case "ERROR":
-		return "ERROR"
-	}
-	return string(b)
+	return shared(b, "ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR")
 }
 
 func parseRawExtension(msg []byte, ev *WatchEvent) error {
