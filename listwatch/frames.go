@@ -219,12 +219,14 @@ func (f *readBuffer) fill(need int) error {
 	}
 	limit := f.max + readSize
 	switch {
-	case f.end == len(f.buf) || need > len(f.buf) || f.busy && len(f.buf) < min(busyReadSize, limit):
+	case f.end == len(f.buf) || need > len(f.buf):
 		n := min(max(need, 2*len(f.buf)), limit)
 		if n <= f.end {
 			return &FrameError{Offset: f.offset, Reason: tooLargeReason(f.max), Err: ErrFrameTooLarge}
 		}
 		f.resize(n)
+	case f.busy && len(f.buf) < min(busyReadSize, limit):
+		f.resize(min(2*len(f.buf), busyReadSize, limit))
 	case f.short >= idleReads && len(f.buf) > readSize && f.end <= readSize/2 && need <= readSize:
 		f.resize(readSize)
 	}

@@ -284,3 +284,23 @@ func TestWatchBufferFollowsItsStream(t *testing.T) {
 		})
 	}
 }
+
+// TestWatchBufferGrowsToBusySizeAtMost: a buffer grown for a large frame, past half the
+// busy size, grows to the busy size when its stream is busy, not to twice its size.
+func TestWatchBufferGrowsToBusySizeAtMost(t *testing.T) {
+	src := &pacedReader{limit: func() int { return 1 << 30 }}
+	rb := &readBuffer{r: src, max: DefaultMaxFrameSize, buf: make([]byte, readSize)}
+	rb.watchReads()
+	if err := rb.fill(160 << 10); err != nil { // a frame of 160 KB
+		t.Fatal(err)
+	}
+	for range 4 {
+		rb.start = rb.end
+		if err := rb.fill(0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := len(rb.buf); got != busyReadSize {
+		t.Fatalf("the buffer is %d bytes, want %d", got, busyReadSize)
+	}
+}
