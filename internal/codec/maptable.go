@@ -33,8 +33,11 @@ import (
 // of the same pairs hash alike), and a candidate is handed out only if its whole hash is
 // the one sought and its pairs compare equal, so a collision costs a build, never a wrong
 // map. (Pairs alone would not do: a text that repeats a pair, {"a":"1","a":"1"}, holds
-// only pairs of the map {"a":"1","b":"2"} and has as many; the sums differ.) The zero
-// value is not usable: call NewMapTable.
+// only pairs of the map {"a":"1","b":"2"} and has as many; the sums differ.) A map
+// decoded from protobuf is found by a 128-bit digest of its entries' bytes instead, and
+// not read (pdecodeMap): a map a handler wrote in place is then handed to the objects
+// decoded after it from the same bytes too, until the mutation detector reports the
+// write and Forget empties the slots. The zero value is not usable: call NewMapTable.
 type MapTable struct {
 	seed  maphash.Seed
 	slots [mapSlots]atomic.Pointer[sharedMap]
