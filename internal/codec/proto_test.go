@@ -1143,3 +1143,27 @@ func TestProtobufLabelsSharedThroughTable(t *testing.T) {
 		t.Errorf("owner references of the same bytes, one table: %+v and %+v, not one list", o1, o2)
 	}
 }
+
+// A shared protobuf map is found by the digest of its bytes, not read: a label written in
+// place (the read-only rule broken) reaches the next object decoded from the same bytes,
+// and Forget, which the mutation detector calls when it finds the write, ends that: the
+// next object gets the labels its bytes say.
+func TestProtobufWrittenMapUntilForget(t *testing.T) {
+	labels := pbmsg.Entry(11, "app", "web")
+	tab := NewMapTable()
+	a := mustDecodePB(t, pbmsg.Msg(1, pbmsg.Str(1, "a"), labels), Options{Maps: tab})
+	a.Metadata.Labels["app"] = "written" // the mistake
+	b := mustDecodePB(t, pbmsg.Msg(1, pbmsg.Str(1, "b"), labels), Options{Maps: tab})
+	if got := b.Metadata.Labels["app"]; got != "written" {
+		t.Errorf("before Forget the next object's label is %q; the shared map, written, was expected (the table reads no map it finds)", got)
+	}
+	tab.Forget()
+	c := mustDecodePB(t, pbmsg.Msg(1, pbmsg.Str(1, "c"), labels), Options{Maps: tab})
+	if got := c.Metadata.Labels["app"]; got != "web" {
+		t.Errorf("after Forget the next object's label is %q, want web", got)
+	}
+	d := mustDecodePB(t, pbmsg.Msg(1, pbmsg.Str(1, "d"), labels), Options{Maps: tab})
+	if reflect.ValueOf(d.Metadata.Labels).UnsafePointer() != reflect.ValueOf(c.Metadata.Labels).UnsafePointer() {
+		t.Errorf("the map built after Forget is not shared")
+	}
+}
