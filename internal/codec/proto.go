@@ -70,11 +70,10 @@ type pfield struct {
 	wire   protowire.Type
 	// bit marks a repeated field as decoded, in the message being decoded.
 	bit uint64
-	// message says the field's value is a message (a struct, or a pointer to one):
-	// given twice, its occurrences merge (fieldsOf), which mbit, its bit among its
-	// table's message fields, marks (0 past the 64th: not merged).
-	message bool
-	mbit    uint64
+	// mbit is the field's bit among its table's message fields (a struct, or a pointer
+	// to one), whose occurrences merge when given twice (fieldsOf); 0 for any other
+	// field, and past the 64th message field (not merged).
+	mbit uint64
 	// decode decodes one occurrence: v is a Bytes field's content, or a varint's bytes.
 	decode pdecodeFunc
 	// all, set for a repeated field, decodes a run of its occurrences at once: the
@@ -177,7 +176,7 @@ func (r *registry) buildPtable(typ reflect.Type) *ptable {
 	mbits := 0
 	for i, f := range t.fields {
 		f.index = i
-		if f.message && mbits < 64 {
+		if isMessage(f) && mbits < 64 {
 			f.mbit = 1 << mbits
 			mbits++
 		}
@@ -191,6 +190,15 @@ func (r *registry) buildPtable(typ reflect.Type) *ptable {
 	}
 	r.pfindMetadata(t)
 	return t
+}
+
+// isMessage reports whether f's value is one message: a struct, or a pointer to one.
+func isMessage(f *pfield) bool {
+	elem := f.typ
+	if elem.Kind() == reflect.Pointer {
+		elem = elem.Elem()
+	}
+	return f.wire == protowire.Bytes && f.all == nil && elem.Kind() == reflect.Struct
 }
 
 func (r *registry) addPFields(t *ptable, typ reflect.Type, base uintptr, bit *uint) {
@@ -227,11 +235,6 @@ func (r *registry) addPFields(t *ptable, typ reflect.Type, base uintptr, bit *ui
 			continue
 		}
 		pf.copy = typedCopy(f.Type)
-		elem := f.Type
-		if elem.Kind() == reflect.Pointer {
-			elem = elem.Elem()
-		}
-		pf.message = pf.wire == protowire.Bytes && pf.all == nil && elem.Kind() == reflect.Struct
 		// A varint is as cheap to decode as to compare; anything else that decodes to a
 		// string, a pointer or a struct is worth taking from the last state.
 		pf.shares = pf.same != nil && (pf.wire == protowire.Bytes || f.Type.Kind() == reflect.Pointer)
