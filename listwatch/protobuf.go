@@ -145,6 +145,9 @@ func decodeProtoEvent[T any](frame []byte, decode object.DecodeOptions, live boo
 			// the list's, a streaming list's included, may never change.
 			decodeObj = codec.DecodeProtobufModified[T]
 		}
+		if t == Deleted {
+			decodeObj = codec.DecodeProtobufDeleted[T] // the table lets go of it
+		}
 		obj, err := decodeObj(env.Raw, decode)
 		if err != nil {
 			return Event[T]{}, &FrameError{Reason: fmt.Sprintf("%s object does not decode", t), Err: err, Frame: head(frame)}

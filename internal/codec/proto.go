@@ -437,25 +437,32 @@ func ProtobufError[T any]() error {
 // no Go field claims are kept, as protobuf, in the Unknown members. Malformed input
 // gives an error, never a panic.
 func DecodeProtobuf[T any](msg []byte, opts Options) (T, error) {
-	return decodeProtobuf[T](registered, msg, opts, false)
+	return decodeProtobuf[T](registered, msg, opts, recallUse)
 }
 
 // DecodeProtobufModified is DecodeProtobuf for an object that just changed (a watch's
 // MODIFIED event, or an ADDED one after the list: what changes next): the table
 // of opts.Maps remembers it, and decodes the next state of the same object against it
-// (protoprior.go). Every decode through a table is decoded against what it remembers.
+// (protoprior.go). Every decode through a table is decoded against what it remembers,
+// and one of an object the table remembers (a list's, after a relist) takes its place.
 func DecodeProtobufModified[T any](msg []byte, opts Options) (T, error) {
-	return decodeProtobuf[T](registered, msg, opts, true)
+	return decodeProtobuf[T](registered, msg, opts, recallKeep)
 }
 
-func decodeProtobuf[T any](r *registry, msg []byte, opts Options, remember bool) (T, error) {
+// DecodeProtobufDeleted is DecodeProtobuf for the object of a DELETED event: the table
+// of opts.Maps forgets the object.
+func DecodeProtobufDeleted[T any](msg []byte, opts Options) (T, error) {
+	return decodeProtobuf[T](registered, msg, opts, recallDrop)
+}
+
+func decodeProtobuf[T any](r *registry, msg []byte, opts Options, mode recall) (T, error) {
 	t, err := ptableOf[T](r, opts)
 	if err != nil {
 		var zero T
 		return zero, err
 	}
 	v := reflect.New(reflect.TypeFor[T]().Elem())
-	return v.Interface().(T), t.decodeObject(msg, v.UnsafePointer(), opts.Maps, remember)
+	return v.Interface().(T), t.decodeObject(msg, v.UnsafePointer(), opts.Maps, mode)
 }
 
 // MarshalProtobuf encodes v, of a type in the schema, as its protobuf message: its

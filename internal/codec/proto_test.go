@@ -192,7 +192,7 @@ func decodePB(msg []byte, opts Options) (p *pbPod, err error) {
 			err = fmt.Errorf("PANIC: %v", r)
 		}
 	}()
-	return decodeProtobuf[*pbPod](pbRegistry, msg, opts, false)
+	return decodeProtobuf[*pbPod](pbRegistry, msg, opts, recallUse)
 }
 
 func mustDecodePB(t *testing.T, msg []byte, opts Options) *pbPod {
@@ -298,11 +298,11 @@ func TestProtobufTestSchema(t *testing.T) {
 		t.Fatalf("the test pod has no protobuf table: %v", err)
 	}
 	// testPod (types_test.go) has no pb tags: no protobuf table, and an error that says so.
-	_, err := decodeProtobuf[*testPod](testRegistry, canonicalPod(), Options{}, false)
+	_, err := decodeProtobuf[*testPod](testRegistry, canonicalPod(), Options{}, recallUse)
 	if err == nil || !strings.Contains(err.Error(), "pb tag") {
 		t.Errorf("decoding a type without pb tags: %v, want an error naming the missing pb tag", err)
 	}
-	if _, err := decodeProtobuf[*pbStamp](pbRegistry, nil, Options{}, false); err == nil {
+	if _, err := decodeProtobuf[*pbStamp](pbRegistry, nil, Options{}, recallUse); err == nil {
 		t.Errorf("decoding a type that is not one of the schema's succeeded")
 	}
 }

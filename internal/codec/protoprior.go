@@ -29,13 +29,24 @@ import (
 // A digest is 128 bits, two 64-bit hashes of the bytes under seeds the table draws and
 // keeps to itself (maphash: fast, not built to resist collisions made on purpose, but
 // no one outside the process knows the seeds): two different states of one field would
-// have to agree on both for one to be taken for the other. An object is remembered by a
-// weak pointer, so the table keeps none alive, and what it remembers of the objects gone
-// is dropped as it grows (about a hundred bytes an object changed since its list, never
-// more than twice the live ones and a thousand). Objects are taken from only while the
-// cache's read-only rule holds: a handler that writes into a cached object may see the
-// write in the states that follow, until the mutation detector reports it and empties
-// the table.
+// have to agree on both for one to be taken for the other. Objects are taken from only
+// while the cache's read-only rule holds: a handler that writes into a cached object
+// may see the write in the states that follow, until the mutation detector reports it
+// and the table forgets.
+//
+// An object is remembered by a plain pointer: it is the cache's own object, which the
+// cache keeps alive anyway, until the next state of it replaces it here as it does
+// there. (A weak pointer, the first design, cost a registration with the runtime for
+// every event, about a twentieth of a steady watch's CPU, and the collector's pauses
+// grew with them.) What the cache lets go of must then be let go here too: a DELETED
+// event's object is remembered by a weak pointer instead (DecodeProtobufDeleted), so an
+// object made again under the same name soon after (a StatefulSet's pod) is decoded
+// against it while it lasts; a list's object, when the table remembers a state of it,
+// takes that state's place (the cache now holds the list's); and a name not put for a
+// whole sweep period (as many puts as the table held at the last sweep, and at least
+// recentsPeriod) is dropped at the next sweep, which bounds what the objects deleted
+// while no watch saw it hold on to. A live object so dropped is decoded in full at its
+// next change, and remembered again.
 
 // recents are the objects a table remembers, by a hash of their namespace and name (a
 // map of two strings hashes and compares both at every lookup; the object found says
@@ -44,8 +55,13 @@ type recents struct {
 	seeds [2]maphash.Seed
 	mu    sync.Mutex
 	m     map[uint64]recent
-	swept int // len(m) after the last sweep of forgotten objects
+	gen   uint32 // the sweep period: sweeps so far
+	puts  int    // puts in this period
+	swept int    // len(m) after the last sweep
 }
+
+// recentsPeriod is the least number of puts between two sweeps.
+const recentsPeriod = 1024
 
 // recent is one object decoded by DecodeProtobufModified, and the digests of its top-level
 // fields' bytes (those of number nums[i], or 0).
@@ -53,8 +69,10 @@ type recent struct {
 	// table decoded obj: one of the same type, and the same options, is decoded against
 	// it (a table may serve several types, whose objects may share a name).
 	table *ptable
-	obj   weak.Pointer[byte]
+	obj   unsafe.Pointer     // the object, or nil when it was deleted:
+	gone  weak.Pointer[byte] // its last state, which the cache no longer holds
 	nums  [recentFields]protowire.Number
+	gen   uint32 // the sweep period it was put in
 	sums  [recentFields]digest
 }
 
@@ -86,31 +104,56 @@ func (r *recents) get(namespace, name string) (recent, unsafe.Pointer) {
 	if !ok {
 		return recent{}, nil
 	}
-	return rec, unsafe.Pointer(rec.obj.Value())
+	if rec.obj == nil {
+		return rec, unsafe.Pointer(rec.gone.Value())
+	}
+	return rec, rec.obj
 }
 
 func (r *recents) put(namespace, name string, rec recent) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	rec.gen = r.gen
 	r.m[r.key(namespace, name)] = rec
-	if len(r.m) >= 2*r.swept+1024 {
-		// The objects gone (deleted, or replaced by a state not remembered) are forgotten
-		// here, each time the table has doubled: its size follows the live objects'.
-		for k, v := range r.m {
-			if v.obj.Value() == nil {
-				delete(r.m, k)
-			}
-		}
-		r.swept = len(r.m)
+	if r.puts++; r.puts < max(r.swept, recentsPeriod) {
+		return
 	}
+	for k, v := range r.m {
+		if v.gen != r.gen || v.obj == nil && v.gone.Value() == nil {
+			delete(r.m, k) // not put for a whole period, or deleted and collected
+		}
+	}
+	r.gen, r.puts, r.swept = r.gen+1, 0, len(r.m)
+}
+
+// drop forgets what is remembered under namespace and name.
+func (r *recents) drop(namespace, name string) {
+	r.mu.Lock()
+	delete(r.m, r.key(namespace, name))
+	r.mu.Unlock()
 }
 
 func (r *recents) forget() {
 	r.mu.Lock()
 	clear(r.m)
-	r.swept = 0
+	r.puts, r.swept = 0, 0
 	r.mu.Unlock()
 }
+
+// recall is what a decode does with the table's last state of the object.
+type recall uint8
+
+const (
+	// recallUse decodes against the last state, and puts the object in its place when
+	// there was one (a list's object, which the cache now holds instead).
+	recallUse recall = iota
+	// recallKeep decodes against the last state, and remembers the object (a change).
+	recallKeep
+	// recallDrop decodes against the last state, and remembers the object weakly (a
+	// deletion: an object of the same name made again soon after is decoded against
+	// it while it lasts).
+	recallDrop
+)
 
 // topLevel is what decodeObject knows of the top-level fields while it decodes them:
 // what was remembered of the object's last state, and what is remembered of this one.
@@ -158,13 +201,13 @@ func (tl *topLevel) take(f *pfield, v []byte, p unsafe.Pointer) bool {
 
 // decodeObject decodes msg, an object, into the struct at p (whose table is t): its
 // metadata first, then the rest against the last state the table remembers of the
-// object of that namespace and name (see above); remember makes it remember this one.
-func (t *ptable) decodeObject(msg []byte, p unsafe.Pointer, maps *MapTable, remember bool) error {
+// object of that namespace and name (see above); mode says what the table keeps after.
+func (t *ptable) decodeObject(msg []byte, p unsafe.Pointer, maps *MapTable, mode recall) error {
 	num, _, meta, n := protowire.Next(msg)
 	if maps == nil || t.meta == nil || n <= 0 || num != t.meta.num {
 		return t.decode(msg, p) // the apiserver writes the metadata first; else no match
 	}
-	tl := topLevel{r: maps.recents, meta: t.meta.num, remember: remember}
+	tl := topLevel{r: maps.recents, meta: t.meta.num, remember: mode != recallUse}
 	if namespace, name := t.meta.nameIn(meta); name != "" {
 		if old, prior := tl.r.get(namespace, name); old.table == t && prior != nil && t.meta.names(prior, namespace, name) {
 			tl.old, tl.prior = old, prior
@@ -180,8 +223,17 @@ func (t *ptable) decodeObject(msg []byte, p unsafe.Pointer, maps *MapTable, reme
 	}
 	t.setUnknown(p, tl.prior, &unknown)
 	namespace, name := *(*string)(unsafe.Add(p, t.meta.namespace)), *(*string)(unsafe.Add(p, t.meta.name))
-	if remember && name != "" && !tl.dup {
-		tl.now.table, tl.now.obj = t, weak.Make((*byte)(p))
+	switch {
+	case name == "":
+	case tl.dup:
+		if tl.prior != nil || mode == recallDrop {
+			tl.r.drop(namespace, name) // a state not remembered: nor is the last
+		}
+	case mode == recallDrop:
+		tl.now.table, tl.now.gone = t, weak.Make((*byte)(p))
+		tl.r.put(namespace, name, tl.now)
+	case mode == recallKeep || tl.prior != nil:
+		tl.now.table, tl.now.obj = t, p
 		tl.r.put(namespace, name, tl.now)
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
@@ -23,7 +24,7 @@ func decodeModified(msg []byte, opts Options) (p *pbPod, err error) {
 			err = fmt.Errorf("PANIC: %v", r)
 		}
 	}()
-	return decodeProtobuf[*pbPod](pbRegistry, msg, opts, true)
+	return decodeProtobuf[*pbPod](pbRegistry, msg, opts, recallKeep)
 }
 
 // decodeBothWays decodes msg alone, and through tab (which may remember an earlier
@@ -198,26 +199,95 @@ func TestProtobufDecodeRemembersModifiedOnly(t *testing.T) {
 	}
 }
 
-// An object collected is forgotten: the table points to its objects weakly, and drops
-// what it remembers of the ones gone as it grows.
-func TestProtobufRecentsForgetObjectsGone(t *testing.T) {
-	tab := NewMapTable()
-	for i := range 5000 {
-		msg := withField(t, canonicalPod(), 1, 1, pbmsg.Str(1, fmt.Sprintf("pod-%d", i)))
-		if _, err := decodeModified(msg, Options{DropManagedFields: true, Maps: tab}); err != nil {
+// The table lets go of what the cache lets go of: a deleted object (DELETED), the state
+// a list's object replaces, and a name not changed for a whole sweep period; a name
+// changed in every period stays.
+func TestProtobufRecentsLetGo(t *testing.T) {
+	opts := func(tab *MapTable) Options { return Options{DropManagedFields: true, Maps: tab} }
+	named := func(name string) []byte { return withField(t, canonicalPod(), 1, 1, pbmsg.Str(1, name)) }
+	remembered := func(tab *MapTable, name string) unsafe.Pointer {
+		_, p := tab.recents.get("shop", name)
+		return p
+	}
+	// collected reports whether the object at p is collected, once nothing holds it.
+	collected := func(t *testing.T, p *pbPod) func() bool {
+		gone := make(chan struct{})
+		runtime.AddCleanup(p, func(ch chan struct{}) { close(ch) }, gone)
+		return func() bool {
+			for range 20 {
+				runtime.GC()
+				select {
+				case <-gone:
+					return true
+				case <-time.After(10 * time.Millisecond):
+				}
+			}
+			return false
+		}
+	}
+
+	t.Run("deleted", func(t *testing.T) {
+		tab := NewMapTable()
+		p, err := decodeProtobuf[*pbPod](pbRegistry, named("web"), opts(tab), recallKeep)
+		if err != nil || remembered(tab, "web") != unsafe.Pointer(p) {
+			t.Fatalf("a changed object is not remembered (%v)", err)
+		}
+		isCollected := collected(t, p)
+		deleted, err := decodeProtobuf[*pbPod](pbRegistry, named("web"), opts(tab), recallDrop)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if i%1000 == 0 {
-			runtime.GC()
+		if remembered(tab, "web") != unsafe.Pointer(deleted) {
+			t.Errorf("a deleted object still held elsewhere is not the last state")
 		}
-	}
-	runtime.GC()
-	tab.recents.mu.Lock()
-	n := len(tab.recents.m)
-	tab.recents.mu.Unlock()
-	if n > 3000 {
-		t.Errorf("the table remembers %d objects of 5,000 decoded and collected", n)
-	}
+		p, deleted = nil, nil
+		if !isCollected() {
+			t.Errorf("the table keeps a deleted object alive")
+		}
+		if remembered(tab, "web") != nil {
+			t.Errorf("a deleted object collected is still remembered")
+		}
+	})
+	t.Run("listed", func(t *testing.T) {
+		tab := NewMapTable()
+		p, _ := decodeProtobuf[*pbPod](pbRegistry, named("web"), opts(tab), recallKeep)
+		isCollected := collected(t, p)
+		listed, err := decodeProtobuf[*pbPod](pbRegistry, named("web"), opts(tab), recallUse)
+		if err != nil || remembered(tab, "web") != unsafe.Pointer(listed) {
+			t.Fatalf("a listed object did not take its last state's place (%v)", err)
+		}
+		p = nil
+		if !isCollected() {
+			t.Errorf("the table keeps a state the list replaced alive")
+		}
+		other, _ := decodeProtobuf[*pbPod](pbRegistry, named("db"), opts(tab), recallUse)
+		if remembered(tab, "db") != nil {
+			t.Errorf("a listed object never changed is remembered: %p", other)
+		}
+	})
+	t.Run("unchanged for a period", func(t *testing.T) {
+		tab := NewMapTable()
+		for i := range 5 * recentsPeriod {
+			if _, err := decodeProtobuf[*pbPod](pbRegistry, named(fmt.Sprintf("pod-%d", i)), opts(tab), recallKeep); err != nil {
+				t.Fatal(err)
+			}
+			if i%(recentsPeriod/2) == 0 {
+				decodeProtobuf[*pbPod](pbRegistry, named("hot"), opts(tab), recallKeep)
+			}
+		}
+		tab.recents.mu.Lock()
+		n := len(tab.recents.m)
+		tab.recents.mu.Unlock()
+		if n > 2*recentsPeriod+1 {
+			t.Errorf("the table remembers %d names of %d changed once each", n, 5*recentsPeriod)
+		}
+		if remembered(tab, "pod-0") != nil {
+			t.Errorf("a name changed once, %d puts ago, is still remembered", 5*recentsPeriod)
+		}
+		if remembered(tab, "hot") == nil {
+			t.Errorf("a name changed in every period was dropped")
+		}
+	})
 }
 
 // FuzzProtobufDecodeAgainstLastState: whatever the last state and the message, decoding
@@ -241,7 +311,7 @@ func FuzzProtobufDecodeAgainstLastState(f *testing.F) {
 		}
 		decodeBothWays(t, pbmsg.Cat(name, msg), tab)
 		decodeBothWays(t, pbmsg.Cat(name, msg), tab) // against itself
-		runtime.KeepAlive(prior)                     // the table holds it weakly
+		runtime.KeepAlive(prior)
 	})
 }
 
@@ -296,7 +366,7 @@ func TestProtobufLastStateOfFieldsGivenTwice(t *testing.T) {
 	tests := []struct {
 		name       string
 		prior, msg []byte
-		decode     func(msg []byte, opts Options, remember bool) (any, error)
+		decode     func(msg []byte, opts Options, mode recall) (any, error)
 	}{
 		{"a struct given twice after more fields than are remembered",
 			pbmsg.Cat(meta(), pbmsg.Msg(5, pbmsg.Str(2, "y"))),
@@ -318,16 +388,16 @@ func TestProtobufLastStateOfFieldsGivenTwice(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			opts := func(m *MapTable) Options { return Options{DropManagedFields: true, Maps: m} }
-			want, err := tt.decode(tt.msg, opts(NewMapTable()), false)
+			want, err := tt.decode(tt.msg, opts(NewMapTable()), recallUse)
 			if err != nil {
 				t.Fatal(err)
 			}
 			tab := NewMapTable()
-			prior, err := tt.decode(tt.prior, opts(tab), true)
+			prior, err := tt.decode(tt.prior, opts(tab), recallKeep)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := tt.decode(tt.msg, opts(tab), true)
+			got, err := tt.decode(tt.msg, opts(tab), recallKeep)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -339,12 +409,12 @@ func TestProtobufLastStateOfFieldsGivenTwice(t *testing.T) {
 	}
 }
 
-func decodeWide(msg []byte, opts Options, remember bool) (any, error) {
-	return decodeProtobuf[*pbWide](pbWideRegistry, msg, opts, remember)
+func decodeWide(msg []byte, opts Options, mode recall) (any, error) {
+	return decodeProtobuf[*pbWide](pbWideRegistry, msg, opts, mode)
 }
 
-func decodePod(msg []byte, opts Options, remember bool) (any, error) {
-	return decodeProtobuf[*pbPod](pbRegistry, msg, opts, remember)
+func decodePod(msg []byte, opts Options, mode recall) (any, error) {
+	return decodeProtobuf[*pbPod](pbRegistry, msg, opts, mode)
 }
 
 // A map that changed is a new map, whose unchanged values are the last state's strings.
