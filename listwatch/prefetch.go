@@ -22,10 +22,14 @@ import (
 // off goes with it, up to maxBatchFrames or maxBatchBytes. A hand-off is a channel send
 // and, when the consumer is asleep, a thread wake-up: one per batch rather than one per
 // event, when the server sends faster than it is read. A frame waits for no later one:
-// the batch goes as soon as the buffer holds no other complete frame.
+// the batch goes as soon as the buffer holds no other complete frame. The consumer is
+// the slower stage, so the prefetcher mostly waits for room and is woken once a batch:
+// 128 KB batches (about 55 protobuf pods) took a steady watch from 5.4 to 5.1 µs of CPU
+// an event against 32 KB ones (256 KB did no better). A batch starts at 48 KB and
+// grows only as a busy stream fills it.
 const (
 	maxBatchFrames = 64
-	maxBatchBytes  = readSize
+	maxBatchBytes  = 128 << 10
 	// batchesInFlight bounds what the prefetcher reads ahead of the consumer, so a slow
 	// consumer still holds back the connection (and the server) as it did on one goroutine.
 	batchesInFlight = 2
@@ -215,7 +219,7 @@ func (p *batchPool) get() *frameBatch {
 			return b
 		}
 	}
-	return &frameBatch{buf: make([]byte, 0, maxBatchBytes+16<<10), spans: make([]frameSpan, 0, maxBatchFrames)}
+	return &frameBatch{buf: make([]byte, 0, readSize+16<<10), spans: make([]frameSpan, 0, maxBatchFrames)}
 }
 
 // put keeps b for reuse.
