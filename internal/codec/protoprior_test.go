@@ -3,6 +3,7 @@ package codec
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"reflect"
 	"runtime"
 	"slices"
@@ -435,5 +436,70 @@ func TestProtobufChangedMapKeepsUnchangedValues(t *testing.T) {
 	}
 	if unsafe.StringData(was["note"]) != unsafe.StringData(now["note"]) {
 		t.Errorf("the unchanged value is a string of its own")
+	}
+}
+
+// A map decoded against the last state's is that map when its entries are the same,
+// else a new one whose unchanged values are the last state's strings; whichever way,
+// the map decoding alone makes, and the last state's map is left as it was.
+func TestProtobufMapOverLastState(t *testing.T) {
+	pod := func(entries ...[2]string) []byte {
+		fields := []([]byte){pbmsg.Str(1, "p"), pbmsg.Str(3, "ns")}
+		for _, e := range entries {
+			fields = append(fields, pbmsg.Entry(12, e[0], e[1]))
+		}
+		return pbmsg.Msg(1, fields...)
+	}
+	base := [][2]string{{"a", "1"}, {"b", "2"}, {"c", "3"}, {"d", "4"}, {"e", "5"}}
+	with := func(changes map[string]string, drop ...string) [][2]string {
+		var out [][2]string
+		for _, e := range base {
+			if slices.Contains(drop, e[0]) {
+				continue
+			}
+			if v, ok := changes[e[0]]; ok {
+				e[1] = v
+			}
+			out = append(out, e)
+		}
+		return out
+	}
+	tests := []struct {
+		name    string
+		entries [][2]string
+		same    bool // the last state's map itself
+	}{
+		{"unchanged", base, true},
+		{"a value changed", with(map[string]string{"c": "x"}), false},
+		{"four values changed", with(map[string]string{"a": "x", "b": "x", "c": "x", "d": "x"}), false},
+		{"all values changed", with(map[string]string{"a": "x", "b": "x", "c": "x", "d": "x", "e": "x"}), false},
+		{"a key fewer", with(nil, "c"), false},
+		{"a key more", append(with(nil), [2]string{"f", "6"}), false},
+		{"a key renamed", append(with(nil, "e"), [2]string{"f", "5"}), false},
+		{"out of order", append([][2]string{base[1], base[0]}, base[2:]...), false},
+		{"a key twice", append(with(nil, "e"), [2]string{"d", "4"}), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tab := NewMapTable()
+			prior, err := decodeModified(pod(base...), Options{DropManagedFields: true, Maps: tab})
+			if err != nil {
+				t.Fatal(err)
+			}
+			was := maps.Clone(prior.Metadata.Annotations)
+			got, _ := decodeBothWays(t, pod(tt.entries...), tab)
+			if d := cmp.Diff(was, prior.Metadata.Annotations); d != "" {
+				t.Errorf("the last state's map changed (-was +now):\n%s", d)
+			}
+			now, old := got.Metadata.Annotations, prior.Metadata.Annotations
+			if same := reflect.ValueOf(now).UnsafePointer() == reflect.ValueOf(old).UnsafePointer(); same != tt.same {
+				t.Errorf("the last state's map itself: %v, want %v", same, tt.same)
+			}
+			for k, v := range now {
+				if old[k] == v && unsafe.StringData(old[k]) != unsafe.StringData(v) {
+					t.Errorf("the unchanged value of %q is a string of its own", k)
+				}
+			}
+		})
 	}
 }
