@@ -26,9 +26,13 @@ type DecodeOptions = codec.Options
 // ReplicaSet are one template). Objects decoded with DecodeOptions.Maps set to a table
 // get the table's map when it holds exactly the pairs they would have; Share does the
 // same for a map already built. Parts are held weakly: each goes with the last object
-// that holds it (SharedParts counts those alive). A table belongs to one cache (an informer makes its own), so that code which
-// wrongly changes a shared map corrupts only that cache. It is the codec's
-// (internal/codec.MapTable), under this package's name; NewMapTable makes one.
+// that holds it (SharedParts counts those alive). An object decoded from protobuf
+// through a watch's MODIFIED or ADDED event is remembered, and its next state decoded
+// against it: the objects of the last 1,024 to 2,048 such events are held by plain
+// pointers (in an informer, its cache's own objects), the others weakly. A table
+// belongs to one cache (an informer makes its own), so that code which wrongly changes
+// a shared map corrupts only that cache. It is the codec's (internal/codec.MapTable),
+// under this package's name; NewMapTable makes one.
 type MapTable = codec.MapTable
 
 // NewMapTable returns an empty MapTable.

@@ -435,7 +435,10 @@ func ProtobufError[T any]() error {
 // DecodeProtobuf decodes msg, an object's protobuf message (the raw bytes of its
 // envelope, not the envelope), into a new T, a pointer to a type of the schema. Fields
 // no Go field claims are kept, as protobuf, in the Unknown members. Malformed input
-// gives an error, never a panic.
+// gives an error, never a panic. Through the table of opts.Maps, it is decoded against
+// the last state the table remembers of the object, and then takes that state's place
+// (a list's object, after a relist: the cache now holds it); an object the table
+// remembers nothing of is not remembered.
 func DecodeProtobuf[T any](msg []byte, opts Options) (T, error) {
 	return decodeProtobuf[T](registered, msg, opts, recallUse)
 }
@@ -443,14 +446,14 @@ func DecodeProtobuf[T any](msg []byte, opts Options) (T, error) {
 // DecodeProtobufModified is DecodeProtobuf for an object that just changed (a watch's
 // MODIFIED event, or an ADDED one after the list: what changes next): the table
 // of opts.Maps remembers it, and decodes the next state of the same object against it
-// (protoprior.go). Every decode through a table is decoded against what it remembers,
-// and one of an object the table remembers (a list's, after a relist) takes its place.
+// (protoprior.go).
 func DecodeProtobufModified[T any](msg []byte, opts Options) (T, error) {
 	return decodeProtobuf[T](registered, msg, opts, recallKeep)
 }
 
 // DecodeProtobufDeleted is DecodeProtobuf for the object of a DELETED event: the table
-// of opts.Maps forgets the object.
+// of opts.Maps holds it weakly, so that it goes once nothing else holds it, and an
+// object made again under its name before then is decoded against it.
 func DecodeProtobufDeleted[T any](msg []byte, opts Options) (T, error) {
 	return decodeProtobuf[T](registered, msg, opts, recallDrop)
 }

@@ -16,9 +16,9 @@ import (
 // a modified object is what it was: a pod's spec does not change after it is created,
 // and a kubelet's status update changes a condition or a container's state, not the
 // rest. A MapTable remembers, for each object it decoded from a watch's MODIFIED event
-// or, after the list, its ADDED one (DecodeProtobufModified), that object and a digest of the bytes of each of its
-// top-level fields (the spec, the status). The next state of the same namespace and
-// name is then decoded against it:
+// or, after the list, its ADDED one (DecodeProtobufModified), that object and a digest
+// of the bytes of each of its top-level fields (the spec, the status). The next state
+// of the same namespace and name is then decoded against it:
 //
 //   - a field whose bytes have the same digest is the remembered object's, taken whole
 //     (its slices, maps and heads are then shared with it), neither decoded nor read;
@@ -34,19 +34,24 @@ import (
 // may see the write in the states that follow, until the mutation detector reports it
 // and the table forgets.
 //
-// An object is remembered by a plain pointer: it is the cache's own object, which the
-// cache keeps alive anyway, until the next state of it replaces it here as it does
-// there. (A weak pointer, the first design, cost a registration with the runtime for
-// every event, about a twentieth of a steady watch's CPU, and the collector's pauses
-// grew with them.) What the cache lets go of must then be let go here too: a DELETED
-// event's object is remembered by a weak pointer instead (DecodeProtobufDeleted), so an
-// object made again under the same name soon after (a StatefulSet's pod) is decoded
-// against it while it lasts; a list's object, when the table remembers a state of it,
-// takes that state's place (the cache now holds the list's); and a name not put for a
-// whole sweep period (as many puts as the table held at the last sweep, and at least
-// recentsPeriod) is dropped at the next sweep, which bounds what the objects deleted
-// while no watch saw it hold on to. A live object so dropped is decoded in full at its
-// next change, and remembered again.
+// How an object is held. The table must keep alive no object the cache let go of (a
+// deleted one, one a relist found gone, one outside the cache's shard, one a custom
+// transform replaced), yet a weak pointer for every object, the first design, cost a
+// registration with the runtime at every event (about a twentieth of a steady watch's
+// CPU) and made the collector's pauses longer (the p99 at 20k events/s fell by a third
+// without them). So the objects of the last changes are held by plain pointers, and the
+// rest weakly: puts are counted in periods of recentsPeriod, and at the end of a period
+// each object put in the one before and not since is demoted to a weak pointer (one
+// registration for an object that stayed unchanged that long, none for one that
+// changes often). At most 2×recentsPeriod objects are held strongly, most of them the
+// cache's own; an object the cache let go of is held at most two periods of puts (a
+// quiet cache's last ones stay until changes come). A weak pointer still finds the
+// object while the cache holds it, however long it stays unchanged; a DELETED event's
+// object is held weakly at once (DecodeProtobufDeleted), so an object made again under
+// its name soon after (a StatefulSet's pod) is decoded against it while it lasts; what
+// is remembered of the objects collected is dropped as the table grows (about a
+// hundred bytes an object, never more than twice the live ones and a thousand). A
+// list's object, when the table remembers a state of it, takes that state's place.
 
 // recents are the objects a table remembers, by a hash of their namespace and name (a
 // map of two strings hashes and compares both at every lookup; the object found says
@@ -55,24 +60,26 @@ type recents struct {
 	seeds [2]maphash.Seed
 	mu    sync.Mutex
 	m     map[uint64]recent
-	gen   uint32 // the sweep period: sweeps so far
-	puts  int    // puts in this period
-	swept int    // len(m) after the last sweep
+	gen   uint32   // the period: periods ended so far
+	fresh []uint64 // the keys put in this period (one per put), and
+	older []uint64 // in the one before: held strongly
+	swept int      // len(m) after the last sweep of the objects collected
 }
 
-// recentsPeriod is the least number of puts between two sweeps.
+// recentsPeriod is the number of puts in a period: a period and the one before hold at
+// most twice as many objects strongly.
 const recentsPeriod = 1024
 
-// recent is one object decoded by DecodeProtobufModified, and the digests of its top-level
+// recent is one object decoded through the table, and the digests of its top-level
 // fields' bytes (those of number nums[i], or 0).
 type recent struct {
-	// table decoded obj: one of the same type, and the same options, is decoded against
-	// it (a table may serve several types, whose objects may share a name).
+	// table decoded the object: one of the same type, and the same options, is decoded
+	// against it (a table may serve several types, whose objects may share a name).
 	table *ptable
-	obj   unsafe.Pointer     // the object, or nil when it was deleted:
-	gone  weak.Pointer[byte] // its last state, which the cache no longer holds
+	obj   unsafe.Pointer     // the object, held strongly (put in this period or the one before), or nil:
+	weak  weak.Pointer[byte] // the object, held weakly
 	nums  [recentFields]protowire.Number
-	gen   uint32 // the sweep period it was put in
+	gen   uint32 // the period it was put in
 	sums  [recentFields]digest
 }
 
@@ -95,7 +102,8 @@ func (r *recents) key(namespace, name string) uint64 {
 }
 
 // get returns what is remembered under namespace and name: an object of that name, or
-// of another whose key is the same, which the caller tells apart.
+// of another whose key is the same, which the caller tells apart; nil when the object
+// was held weakly and is collected.
 func (r *recents) get(namespace, name string) (recent, unsafe.Pointer) {
 	k := r.key(namespace, name)
 	r.mu.Lock()
@@ -105,25 +113,45 @@ func (r *recents) get(namespace, name string) (recent, unsafe.Pointer) {
 		return recent{}, nil
 	}
 	if rec.obj == nil {
-		return rec, unsafe.Pointer(rec.gone.Value())
+		return rec, unsafe.Pointer(rec.weak.Value())
 	}
 	return rec, rec.obj
 }
 
+// put remembers rec, whose object it holds strongly unless rec.weak is set.
 func (r *recents) put(namespace, name string, rec recent) {
+	k := r.key(namespace, name)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	rec.gen = r.gen
-	r.m[r.key(namespace, name)] = rec
-	if r.puts++; r.puts < max(r.swept, recentsPeriod) {
-		return
+	r.m[k] = rec
+	if rec.obj != nil {
+		r.fresh = append(r.fresh, k)
 	}
-	for k, v := range r.m {
-		if v.gen != r.gen || v.obj == nil && v.gone.Value() == nil {
-			delete(r.m, k) // not put for a whole period, or deleted and collected
+	if len(r.fresh) >= recentsPeriod {
+		r.endPeriod()
+	}
+	if len(r.m) >= 2*r.swept+1024 {
+		for k, v := range r.m {
+			if v.obj == nil && v.weak.Value() == nil {
+				delete(r.m, k) // collected
+			}
+		}
+		r.swept = len(r.m)
+	}
+}
+
+// endPeriod demotes to weak pointers the objects put in the period before this one and
+// not since.
+func (r *recents) endPeriod() {
+	for _, k := range r.older {
+		if v, ok := r.m[k]; ok && v.gen != r.gen && v.obj != nil {
+			v.weak, v.obj = weak.Make((*byte)(v.obj)), nil
+			r.m[k] = v
 		}
 	}
-	r.gen, r.puts, r.swept = r.gen+1, 0, len(r.m)
+	r.older, r.fresh = r.fresh, r.older[:0]
+	r.gen++
 }
 
 // drop forgets what is remembered under namespace and name.
@@ -136,7 +164,7 @@ func (r *recents) drop(namespace, name string) {
 func (r *recents) forget() {
 	r.mu.Lock()
 	clear(r.m)
-	r.puts, r.swept = 0, 0
+	r.fresh, r.older, r.swept = r.fresh[:0], r.older[:0], 0
 	r.mu.Unlock()
 }
 
@@ -230,7 +258,7 @@ func (t *ptable) decodeObject(msg []byte, p unsafe.Pointer, maps *MapTable, mode
 			tl.r.drop(namespace, name) // a state not remembered: nor is the last
 		}
 	case mode == recallDrop:
-		tl.now.table, tl.now.gone = t, weak.Make((*byte)(p))
+		tl.now.table, tl.now.weak = t, weak.Make((*byte)(p))
 		tl.r.put(namespace, name, tl.now)
 	case mode == recallKeep || tl.prior != nil:
 		tl.now.table, tl.now.obj = t, p

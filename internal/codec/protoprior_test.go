@@ -233,7 +233,7 @@ func TestProtobufRecentsLetGo(t *testing.T) {
 		if err != nil || remembered(tab, "web") != unsafe.Pointer(p) {
 			t.Fatalf("a changed object is not remembered (%v)", err)
 		}
-		isCollected := collected(t, p)
+		beforeCollected := collected(t, p)
 		deleted, err := decodeProtobuf[*pbPod](pbRegistry, named("web"), opts(tab), recallDrop)
 		if err != nil {
 			t.Fatal(err)
@@ -241,8 +241,12 @@ func TestProtobufRecentsLetGo(t *testing.T) {
 		if remembered(tab, "web") != unsafe.Pointer(deleted) {
 			t.Errorf("a deleted object still held elsewhere is not the last state")
 		}
+		deletedCollected := collected(t, deleted)
 		p, deleted = nil, nil
-		if !isCollected() {
+		if !beforeCollected() {
+			t.Errorf("the table keeps the state before a deletion alive")
+		}
+		if !deletedCollected() {
 			t.Errorf("the table keeps a deleted object alive")
 		}
 		if remembered(tab, "web") != nil {
@@ -266,27 +270,81 @@ func TestProtobufRecentsLetGo(t *testing.T) {
 			t.Errorf("a listed object never changed is remembered: %p", other)
 		}
 	})
-	t.Run("unchanged for a period", func(t *testing.T) {
+	// strong counts the objects the table holds by plain pointers.
+	strong := func(tab *MapTable) int {
+		tab.recents.mu.Lock()
+		defer tab.recents.mu.Unlock()
+		n := 0
+		for _, v := range tab.recents.m {
+			if v.obj != nil {
+				n++
+			}
+		}
+		return n
+	}
+	t.Run("let go two periods after its last change", func(t *testing.T) {
 		tab := NewMapTable()
-		for i := range 5 * recentsPeriod {
-			if _, err := decodeProtobuf[*pbPod](pbRegistry, named(fmt.Sprintf("pod-%d", i)), opts(tab), recallKeep); err != nil {
-				t.Fatal(err)
-			}
+		p, _ := decodeProtobuf[*pbPod](pbRegistry, named("gone"), opts(tab), recallKeep)
+		isCollected := collected(t, p)
+		p = nil
+		var hot *pbPod
+		for i := range 2 * recentsPeriod {
+			decodeProtobuf[*pbPod](pbRegistry, named(fmt.Sprintf("pod-%d", i)), opts(tab), recallKeep)
 			if i%(recentsPeriod/2) == 0 {
-				decodeProtobuf[*pbPod](pbRegistry, named("hot"), opts(tab), recallKeep)
+				hot, _ = decodeProtobuf[*pbPod](pbRegistry, named("hot"), opts(tab), recallKeep)
 			}
+		}
+		if !isCollected() {
+			t.Errorf("an object the cache let go of is kept alive %d changes later", 2*recentsPeriod)
 		}
 		tab.recents.mu.Lock()
-		n := len(tab.recents.m)
+		rec := tab.recents.m[tab.recents.key("shop", "hot")]
 		tab.recents.mu.Unlock()
-		if n > 2*recentsPeriod+1 {
-			t.Errorf("the table remembers %d names of %d changed once each", n, 5*recentsPeriod)
+		if rec.obj != unsafe.Pointer(hot) {
+			t.Errorf("an object changed in every period is not held strongly (a weak pointer made for it)")
 		}
-		if remembered(tab, "pod-0") != nil {
-			t.Errorf("a name changed once, %d puts ago, is still remembered", 5*recentsPeriod)
+		if n := strong(tab); n > 2*recentsPeriod {
+			t.Errorf("%d objects held strongly, want at most %d", n, 2*recentsPeriod)
 		}
-		if remembered(tab, "hot") == nil {
-			t.Errorf("a name changed in every period was dropped")
+	})
+	t.Run("a cache larger than a period", func(t *testing.T) {
+		// The cache holds every object (cached); each state is decoded against the one
+		// before, however many changes came between them.
+		tab := NewMapTable()
+		const pods = 3 * recentsPeriod
+		cached := make([]*pbPod, pods)
+		for round := range 3 {
+			against := 0
+			for i := range cached {
+				name := fmt.Sprintf("pod-%d", i)
+				if remembered(tab, name) == unsafe.Pointer(cached[i]) && cached[i] != nil {
+					against++
+				}
+				p, err := decodeProtobuf[*pbPod](pbRegistry, named(name), opts(tab), recallKeep)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cached[i] = p
+			}
+			if want := min(round, 1) * pods; against != want {
+				t.Errorf("round %d: %d of %d objects decoded against their last state, want %d", round, against, pods, want)
+			}
+		}
+		if n := strong(tab); n > 2*recentsPeriod {
+			t.Errorf("%d objects held strongly, want at most %d", n, 2*recentsPeriod)
+		}
+	})
+	t.Run("made again after its deletion", func(t *testing.T) {
+		// The deleted object is still held elsewhere (on its way to the handlers).
+		tab := NewMapTable()
+		decodeProtobuf[*pbPod](pbRegistry, named("web-0"), opts(tab), recallKeep)
+		deleted, _ := decodeProtobuf[*pbPod](pbRegistry, named("web-0"), opts(tab), recallDrop)
+		again, err := decodeProtobuf[*pbPod](pbRegistry, named("web-0"), opts(tab), recallKeep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := shared(deleted, again); len(s) != 5 {
+			t.Errorf("the object made again took only %v from the deleted one", s)
 		}
 	})
 }
