@@ -30,6 +30,9 @@ import (
 const (
 	maxBatchFrames = 64
 	maxBatchBytes  = 128 << 10
+	// busyBatchSize is a batch's capacity once a stream fills it past its first 48 KB:
+	// room for maxBatchBytes and a frame more than most frames.
+	busyBatchSize = maxBatchBytes + 16<<10
 	// batchesInFlight bounds what the prefetcher reads ahead of the consumer, so a slow
 	// consumer still holds back the connection (and the server) as it did on one goroutine.
 	batchesInFlight = 2
@@ -67,7 +70,8 @@ type prefetcher struct {
 	stamp clock.Clock // stamps every frame when set: the consumer cannot say in advance which it will follow
 
 	full  chan *frameBatch // to the consumer; closed after the last batch
-	pool  *batchPool       // batches come from it and go back to it
+	pool  *batchPool       // batches come from it and go back to it,
+	spare chan *frameBatch // or, those a busy stream filled, back here (see recycle)
 	done  chan struct{}    // closed by close: the prefetcher stops sending
 	once  sync.Once
 	err   error // how the source ended, written before full is closed
@@ -103,7 +107,7 @@ func (ra readAhead) start(ctx context.Context, src frameSource, stamp clock.Cloc
 // of ctx, so that a stream its caller drops without closing still lets its goroutine go.
 func newPrefetcher(ctx context.Context, src frameSource, stamp clock.Clock, pool *batchPool) *prefetcher {
 	p := &prefetcher{src: src, stamp: stamp, full: make(chan *frameBatch, batchesInFlight), pool: pool,
-		done: make(chan struct{})}
+		spare: make(chan *frameBatch, batchesInFlight), done: make(chan struct{})}
 	go p.run(ctx)
 	return p
 }
@@ -112,7 +116,12 @@ func newPrefetcher(ctx context.Context, src frameSource, stamp clock.Clock, pool
 func (p *prefetcher) run(ctx context.Context) {
 	defer close(p.full)
 	for {
-		b := p.pool.get()
+		var b *frameBatch
+		select {
+		case b = <-p.spare:
+		default:
+			b = p.pool.get()
+		}
 		at, err := p.fill(b)
 		if len(b.spans) > 0 {
 			select {
@@ -144,6 +153,9 @@ func (p *prefetcher) fill(b *frameBatch) (int64, error) {
 		if p.stamp != nil {
 			s.read = p.stamp.Now()
 		}
+		if n := len(b.buf) + len(frame); n > cap(b.buf) && n <= busyBatchSize {
+			b.buf = append(make([]byte, 0, busyBatchSize), b.buf...) // once, not by appends' steps
+		}
 		b.buf = append(b.buf, frame...)
 		b.spans = append(b.spans, s)
 		if !p.src.pending() || len(b.spans) >= maxBatchFrames || len(b.buf) >= maxBatchBytes {
@@ -161,7 +173,7 @@ func (p *prefetcher) next() (rawFrame, error) {
 	}
 	if p.cur == nil || p.i == len(p.cur.spans) {
 		if p.cur != nil {
-			p.pool.put(p.cur) // its frames are decoded, and the decoder keeps no part of them
+			p.recycle(p.cur) // its frames are decoded, and the decoder keeps no part of them
 		}
 		b, ok := <-p.full
 		if !ok {
@@ -173,6 +185,25 @@ func (p *prefetcher) next() (rawFrame, error) {
 	s := p.cur.spans[p.i]
 	p.i++
 	return rawFrame{data: p.cur.buf[s.off : s.off+s.n : s.off+s.n], at: s.at, started: s.started, read: s.read, valid: s.valid}, nil
+}
+
+// recycle gives b back for another batch: to the prefetcher itself while the stream is
+// busy (more batches wait for the consumer), else to the pool. The pool is emptied by
+// every second collection, which a busy stream meets every few thousand events: its
+// batches, grown to busyBatchSize, were then made and grown again, some 70 bytes an
+// event of a steady protobuf watch. A stream that quiets down hands its batches back to
+// the pool as it takes them again.
+func (p *prefetcher) recycle(b *frameBatch) {
+	if len(p.full) == 0 {
+		p.pool.put(b)
+		return
+	}
+	b.buf, b.spans = b.buf[:0], b.spans[:0]
+	select {
+	case p.spare <- b:
+	default:
+		p.pool.put(b)
+	}
 }
 
 // nextFrame is the next frame of src: from p, which reads src ahead, or read here when

@@ -240,3 +240,36 @@ func TestPrefetchStopsAtClose(t *testing.T) {
 		t.Fatalf("Next after Close = %v, want an error", ev.Object.Name)
 	}
 }
+
+// A busy stream keeps the batches it fills: with no pool at all, reading thousands of
+// frames makes no new batch once the first few are made (a pool is emptied by every
+// second collection, which a busy stream meets every few thousand events). The stream
+// is busy: the consumer takes a batch only once the prefetcher has queued all it may.
+func TestPrefetchBusyStreamKeepsItsBatches(t *testing.T) {
+	leakcheck.Check(t)
+	src := &endless{frame: []byte(podEvent("a"))}
+	w := newWatchFromReader[*object.Pod](context.Background(), io.NopCloser(src), WatchOptions{}, readAhead{on: true})
+	defer w.Close()
+	read := func(n int) {
+		for range n {
+			if p := w.pre; p.cur == nil || p.i == len(p.cur.spans) {
+				for len(p.full) < cap(p.full) {
+					runtime.Gosched() // the endless source always has more: it fills up
+				}
+			}
+			if _, err := w.pre.next(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	read(1000)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	const frames = 20 * maxBatchFrames * (batchesInFlight + 2)
+	read(frames)
+	runtime.ReadMemStats(&after)
+	// A new 48 KB batch for every 64 frames would be some 3 MB.
+	if got := after.TotalAlloc - before.TotalAlloc; got > 1<<20 {
+		t.Errorf("reading %d frames of a busy stream allocated %d KB", frames, got>>10)
+	}
+}
