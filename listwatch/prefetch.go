@@ -5,6 +5,7 @@ import (
 	"errors"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kinformer/kinformer/clock"
@@ -72,6 +73,7 @@ type prefetcher struct {
 	full  chan *frameBatch // to the consumer; closed after the last batch
 	pool  *batchPool       // batches come from it and go back to it,
 	spare chan *frameBatch // or, those a busy stream filled, back here (see recycle)
+	ended atomic.Bool      // run returned: no batch is taken from spare any more
 	done  chan struct{}    // closed by close: the prefetcher stops sending
 	once  sync.Once
 	err   error // how the source ended, written before full is closed
@@ -114,7 +116,10 @@ func newPrefetcher(ctx context.Context, src frameSource, stamp clock.Clock, pool
 
 // run reads frames into batches until the source fails (io.EOF included) or close.
 func (p *prefetcher) run(ctx context.Context) {
-	defer close(p.full)
+	defer func() {
+		p.ended.Store(true) // before full is closed: the consumer sees it when it sees the end
+		close(p.full)
+	}()
 	for {
 		var b *frameBatch
 		select {
@@ -191,10 +196,22 @@ func (p *prefetcher) next() (rawFrame, error) {
 // busy (more batches wait for the consumer), else to the pool. The pool is emptied by
 // every second collection, which a busy stream meets every few thousand events: its
 // batches, grown to busyBatchSize, were then made and grown again, some 70 bytes an
-// event of a steady protobuf watch. A stream that quiets down hands its batches back to
-// the pool as it takes them again.
+// event of a steady protobuf watch. Once the stream quiets down (no batch waits) or has
+// ended, its spares go back to the pool too, and a batch grown past busyBatchSize for a
+// large object always does: only the pool lets them go in time.
 func (p *prefetcher) recycle(b *frameBatch) {
-	if len(p.full) == 0 {
+	switch {
+	case len(p.full) == 0 || p.ended.Load():
+		p.pool.put(b)
+		for {
+			select {
+			case s := <-p.spare:
+				p.pool.put(s)
+			default:
+				return
+			}
+		}
+	case cap(b.buf) > busyBatchSize:
 		p.pool.put(b)
 		return
 	}
@@ -233,17 +250,19 @@ func (p *prefetcher) close() error {
 // (which reads its next page while this one is decoded: ListOptions.OnContinue). The
 // zero pool (nil) keeps none.
 //
-// It is a sync.Pool: what a busy stream puts back is taken again at once, and what an
-// idle Client holds goes with the second garbage collection after it was put back. A
-// fixed free list kept 384 KB per Client for good, about 40 bytes a pod in a 10k-pod
-// cache's figure; a batch grown for a large object (a 1 MB secret's) was kept until its
-// stream ended, and now until the collector runs, which a stream of large objects gives
-// it time to be reused before.
+// It is a sync.Pool: what a stream puts back is taken again by the next batch or page,
+// and what an idle Client holds goes with the second garbage collection after it was
+// put back. A fixed free list kept 384 KB per Client for good, about 40 bytes a pod in
+// a 10k-pod cache's figure; a batch grown for a large object (a 1 MB secret's) was kept
+// until its stream ended, and now until the collector runs, which a stream of large
+// objects gives it time to be reused before. A busy stream keeps the batches it fills
+// to itself instead (prefetcher.recycle), as long as it stays busy.
 type batchPool struct{ free sync.Pool }
 
 func newBatchPool() *batchPool { return &batchPool{} }
 
-// get returns an empty batch, room for maxBatchBytes and a frame more than most frames.
+// get returns an empty batch, with room for 48 KB: most streams' batches are small, and
+// a busy stream's grows to busyBatchSize once.
 func (p *batchPool) get() *frameBatch {
 	if p != nil {
 		if b, ok := p.free.Get().(*frameBatch); ok {

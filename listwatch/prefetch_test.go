@@ -273,3 +273,39 @@ func TestPrefetchBusyStreamKeepsItsBatches(t *testing.T) {
 		t.Errorf("reading %d frames of a busy stream allocated %d KB", frames, got>>10)
 	}
 }
+
+// A batch comes back to the prefetcher's spares only while the stream is busy, and one
+// grown for a large object never does; once the stream is quiet or over, the spares go
+// back to the pool, so a watch that falls silent keeps no more than the batch it fills.
+func TestPrefetchRecycle(t *testing.T) {
+	tests := []struct {
+		name       string
+		queued     int  // batches waiting for the consumer
+		ended      bool // the prefetcher returned
+		large      bool // the batch grew past busyBatchSize
+		wantSpares int  // after a spare was already kept
+	}{
+		{"busy", 1, false, false, 2},
+		{"busy, a large batch", 1, false, true, 1},
+		{"quiet", 0, false, false, 0},
+		{"over", 1, true, false, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := &prefetcher{full: make(chan *frameBatch, batchesInFlight), spare: make(chan *frameBatch, batchesInFlight), pool: newBatchPool()}
+			p.spare <- p.pool.get()
+			for range tt.queued {
+				p.full <- p.pool.get()
+			}
+			p.ended.Store(tt.ended)
+			b := p.pool.get()
+			if tt.large {
+				b.buf = make([]byte, 0, 2*busyBatchSize)
+			}
+			p.recycle(b)
+			if got := len(p.spare); got != tt.wantSpares {
+				t.Errorf("%d spares kept, want %d", got, tt.wantSpares)
+			}
+		})
+	}
+}
